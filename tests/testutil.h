@@ -1,0 +1,46 @@
+/*
+ * testutil.h - helpers shared by kura's tests: scratch directories, random data, and
+ * assertion macros that print both operands and kura_last_error() on failure.
+ *
+ * Include after <cmocka.h>'s prerequisites (stdarg.h, stddef.h, stdint.h, setjmp.h).
+ */
+#ifndef KURA_TESTUTIL_H
+#define KURA_TESTUTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "kura.h"
+
+/* Creates a fresh empty directory under $KURA_TEST_TMPDIR (or /tmp) whose name starts with
+ * `tag`; returns a malloc'ed path. Aborts the test on failure. */
+char *test_mkdtemp(const char *tag);
+/* rm -rf path (test directories only), then frees path. */
+void test_rmrf(char *path);
+
+/* Asserts a kura call returned KURA_OK; on failure prints the status and the message. */
+#define assert_kura_ok(expr)                                                                   \
+    do {                                                                                       \
+        kura_status s_ = (expr);                                                               \
+        if (s_ != KURA_OK)                                                                     \
+            fail_msg("%s returned %s: %s", #expr, kura_status_str(s_), kura_last_error());     \
+    } while (0)
+
+/* Asserts a kura call returned status `want`. */
+#define assert_kura_status(expr, want)                                                         \
+    do {                                                                                       \
+        kura_status s_ = (expr);                                                               \
+        if (s_ != (want))                                                                      \
+            fail_msg("%s returned %s, expected %s (%s)", #expr, kura_status_str(s_),           \
+                     kura_status_str(want), kura_last_error());                                \
+    } while (0)
+
+/* A small deterministic PRNG (splitmix64) so failures reproduce from the printed seed. */
+uint64_t test_rand(uint64_t *state);
+/* A seed from $KURA_TEST_SEED or the clock; printed to stderr. */
+uint64_t test_seed(void);
+
+#endif
