@@ -11,8 +11,8 @@
  *    missing path where stated, KURA_E_BUSY for a held lock, KURA_E_NOMEM) with a message in
  *    kura_last_error() naming the path and the operation.
  *  - Thread safety: an env may be used from any number of threads. One io_file may be read
- *    (read_at) by many threads at once; appends and syncs of one file are issued by one thread
- *    at a time, but a sync may run concurrently with reads.
+ *    (read_at) by many threads at once. On one file, one append and one sync may run at the
+ *    same time (relaxed durability's background sync), but never two appends or two syncs.
  *  - Files are append-only once written: kura never overwrites bytes in place. That is what
  *    lets the fault env model "what survived a power loss" by file length.
  */

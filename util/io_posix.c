@@ -151,8 +151,10 @@ static kura_status px_path_size(io_env *env, const char *path, uint64_t *size_ou
 static kura_status px_rename(io_env *env, const char *from, const char *to)
 {
     (void)env;
-    if (rename(from, to) != 0)
-        return sys_err("rename", from);
+    if (rename(from, to) != 0) {
+        int e = errno;
+        return kura_err(kura_status_from_errno(e), "rename %s -> %s: %s", from, to, strerror(e));
+    }
     return KURA_OK;
 }
 
@@ -170,8 +172,16 @@ static kura_status px_unlink(io_env *env, const char *path)
 static kura_status px_mkdir(io_env *env, const char *path)
 {
     (void)env;
-    if (mkdir(path, 0755) != 0 && errno != EEXIST)
-        return sys_err("mkdir", path);
+    if (mkdir(path, 0755) != 0) {
+        if (errno != EEXIST)
+            return sys_err("mkdir", path);
+        /* "succeeds if it already exists" holds for a directory, not for a file */
+        struct stat st;
+        if (stat(path, &st) != 0)
+            return sys_err("mkdir", path);
+        if (!S_ISDIR(st.st_mode))
+            return kura_err(KURA_E_IO, "mkdir %s: exists and is not a directory", path);
+    }
     return KURA_OK;
 }
 
@@ -212,7 +222,13 @@ static kura_status px_list_dir(io_env *env, const char *path, char ***names_out,
     size_t n = 0, cap = 0;
     kura_status s = KURA_OK;
     struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
+    for (;;) {
+        errno = 0;
+        if (!(de = readdir(d))) {
+            if (errno)
+                s = sys_err("readdir", path);
+            break;
+        }
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
             continue;
         if (n == cap) {

@@ -47,8 +47,12 @@ kura_status io_write_file_atomic(io_env *e, const char *dir, const char *name, i
     if ((s = io_open_write(e, tmp, kind, &f)) != KURA_OK)
         goto out;
     if ((s = io_append(f, data, n)) != KURA_OK || (s = io_sync(f)) != KURA_OK) {
+        /* the cleanup may fail too (e.g. a crashed env): report the first failure */
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", kura_last_error());
         io_close(f);
         io_unlink(e, tmp);
+        kura_err(s, "%s", msg);
         goto out;
     }
     if ((s = io_close(f)) != KURA_OK)

@@ -1,0 +1,111 @@
+/*
+ * catalog.c - the database catalog file KURA (docs/format/catalog.md): which trees exist, with
+ * their partition counts and flags. Text, one line per tree, replaced atomically.
+ */
+#include "engine/db_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/buf.h"
+#include "util/status.h"
+
+enum { CATALOG_VERSION = 1, CATALOG_MAX_BYTES = 1 << 20 };
+
+bool tree_name_valid(const char *name)
+{
+    size_t n = strlen(name);
+    if (n < 1 || n > 255)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '.'))
+            return false;
+    }
+    return strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
+}
+
+kura_status catalog_write(kura_db *db)
+{
+    kbuf b = KBUF_INIT;
+    char line[512];
+    int n = snprintf(line, sizeof line, "kura %d\n", CATALOG_VERSION);
+    bool ok = kbuf_append(&b, line, (size_t)n);
+    for (size_t i = 0; i < db->ntrees && ok; i++) {
+        kura_tree *t = db->trees[i];
+        n = snprintf(line, sizeof line, "tree %s %u %u\n", t->name, t->nparts,
+                     t->hash_prefixed ? 1u : 0u);
+        ok = kbuf_append(&b, line, (size_t)n);
+    }
+    kura_status s = ok ? io_write_file_atomic(db->io, db->dir, "KURA", IO_KIND_CURRENT, b.data,
+                                              b.len)
+                       : kura_err(KURA_E_NOMEM, "catalog: out of memory");
+    kbuf_free(&b);
+    return s;
+}
+
+kura_status catalog_load(kura_db *db)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/KURA", db->dir);
+    void *data = NULL;
+    size_t len = 0;
+    kura_status s = io_read_file(db->io, path, IO_KIND_CURRENT, CATALOG_MAX_BYTES, &data, &len);
+    if (s == KURA_E_NOT_FOUND)
+        return catalog_write(db); /* a new database */
+    if (s != KURA_OK)
+        return s;
+    char *text = data, *save = NULL;
+    int version = 0;
+    size_t lineno = 0;
+    for (char *line = strtok_r(text, "\n", &save); line && s == KURA_OK;
+         line = strtok_r(NULL, "\n", &save)) {
+        lineno++;
+        char name[256];
+        unsigned parts, flags;
+        if (lineno == 1) {
+            if (sscanf(line, "kura %d", &version) != 1 || version != CATALOG_VERSION)
+                s = kura_err(KURA_E_CORRUPTION, "%s: unknown catalog header \"%.40s\"", path,
+                             line);
+            continue;
+        }
+        if (sscanf(line, "tree %255s %u %u", name, &parts, &flags) != 3 ||
+            !tree_name_valid(name) || parts < 1 || parts > 256 || flags > 1) {
+            s = kura_err(KURA_E_CORRUPTION, "%s: malformed line %zu", path, lineno);
+            break;
+        }
+        kura_tree *t = calloc(1, sizeof *t);
+        if (!t || !(t->name = strdup(name))) {
+            free(t);
+            s = kura_err(KURA_E_NOMEM, "catalog: out of memory");
+            break;
+        }
+        t->db = db;
+        t->nparts = parts;
+        t->hash_prefixed = flags & 1;
+        s = tree_open_parts(db, t, false);
+        if (s != KURA_OK) {
+            tree_close(t);
+            break;
+        }
+        if (db->ntrees == db->trees_cap) {
+            size_t cap = db->trees_cap ? db->trees_cap * 2 : 8;
+            kura_tree **nt = realloc(db->trees, cap * sizeof *nt);
+            if (!nt) {
+                tree_close(t);
+                s = kura_err(KURA_E_NOMEM, "catalog: out of memory");
+                break;
+            }
+            db->trees = nt;
+            db->trees_cap = cap;
+        }
+        db->trees[db->ntrees++] = t;
+    }
+    if (s == KURA_OK && version != CATALOG_VERSION)
+        s = kura_err(KURA_E_CORRUPTION, "%s: empty catalog", path);
+    free(data);
+    /* every partition recovered: the database-wide sequence continues from the highest */
+    return s;
+}

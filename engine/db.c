@@ -1,0 +1,263 @@
+/*
+ * db.c - kura_open / kura_close, options, snapshots, sync, stats, and the relaxed-durability
+ * syncer thread.
+ */
+#include "engine/db_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/status.h"
+
+void kura_options_init(kura_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->create_if_missing = true;
+    o->durability = KURA_SYNC;
+    o->relaxed_sync_ms = 100;
+    o->default_partitions = 4;
+    o->memtable_budget_bytes = 64u << 20;
+    o->block_cache_bytes = 32u << 20;
+    o->block_size = 4096;
+    o->bloom_bits_per_key = 10;
+    o->compression = KURA_COMPRESS_LZ4;
+    o->bottom_compression = KURA_COMPRESS_LZ4;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    o->background_threads = n > 0 ? (uint32_t)n : 2;
+    o->l0_compaction_trigger = 4;
+    o->l0_slowdown_trigger = 12;
+    o->l0_stop_trigger = 20;
+    o->level1_bytes = 64ull << 20;
+    o->sstable_target_bytes = 4ull << 20;
+}
+
+void kura_read_options_init(kura_read_options *ro)
+{
+    ro->snapshot = NULL;
+    ro->fill_cache = true;
+}
+
+void kura_write_options_init(kura_write_options *wo)
+{
+    wo->durability = -1;
+}
+
+void kura_free(void *p)
+{
+    free(p);
+}
+
+static kura_status check_options(const kura_options *o)
+{
+    if (o->default_partitions < 1 || o->default_partitions > 256)
+        return kura_err(KURA_E_INVALID, "default_partitions must be 1..256, not %u",
+                        o->default_partitions);
+    if (o->durability != KURA_SYNC && o->durability != KURA_RELAXED)
+        return kura_err(KURA_E_INVALID, "unknown durability %d", (int)o->durability);
+    if (o->compression > KURA_COMPRESS_ZLIB || o->bottom_compression > KURA_COMPRESS_ZLIB)
+        return kura_err(KURA_E_INVALID, "unknown compression");
+    if (o->block_size < 256 || o->block_size > (1u << 20))
+        return kura_err(KURA_E_INVALID, "block_size must be 256 B .. 1 MiB");
+    if (o->memtable_budget_bytes < (1u << 20))
+        return kura_err(KURA_E_INVALID, "memtable_budget_bytes must be at least 1 MiB");
+    if (!o->l0_compaction_trigger || o->l0_slowdown_trigger < o->l0_compaction_trigger ||
+        o->l0_stop_trigger < o->l0_slowdown_trigger)
+        return kura_err(KURA_E_INVALID,
+                        "need 0 < l0_compaction_trigger <= l0_slowdown_trigger <= l0_stop_trigger");
+    if (o->relaxed_sync_ms == 0)
+        return kura_err(KURA_E_INVALID, "relaxed_sync_ms must be positive");
+    return KURA_OK;
+}
+
+/* Syncs every WAL every relaxed_sync_ms, so relaxed writes are durable within that bound. */
+static void *syncer_main(void *arg)
+{
+    kura_db *db = arg;
+    kmutex_lock(&db->mu);
+    while (!db->stopping) {
+        kcond_timedwait(&db->syncer_cv, &db->mu, (uint64_t)db->opts.relaxed_sync_ms * 1000000u);
+        if (db->stopping)
+            break;
+        for (size_t i = 0; i < db->ntrees; i++) {
+            kura_tree *t = db->trees[i];
+            for (uint32_t p = 0; p < t->nparts; p++)
+                lsm_sync_wal(t->parts[p]); /* a failure turns the partition read-only */
+        }
+    }
+    kmutex_unlock(&db->mu);
+    return NULL;
+}
+
+static void db_free(kura_db *db)
+{
+    for (size_t i = 0; i < db->ntrees; i++)
+        tree_close(db->trees[i]);
+    free(db->trees);
+    bg_pool_free(db->sh.pool);
+    block_cache_free(db->sh.cache);
+    lsm_shared_destroy(&db->sh);
+    io_close(db->lock);
+    kcond_destroy(&db->syncer_cv);
+    kmutex_destroy(&db->mu);
+    free(db->dir);
+    free(db);
+}
+
+/* Creates the database directory and makes its name durable (fsync of the parent). */
+static kura_status make_db_dir(io_env *io, const char *dir)
+{
+    kura_status s = io_mkdir(io, dir);
+    if (s != KURA_OK)
+        return s;
+    char parent[4096];
+    snprintf(parent, sizeof parent, "%s", dir);
+    size_t n = strlen(parent);
+    while (n > 1 && parent[n - 1] == '/')
+        parent[--n] = 0;
+    char *slash = strrchr(parent, '/');
+    if (!slash)
+        snprintf(parent, sizeof parent, ".");
+    else if (slash == parent)
+        parent[1] = 0;
+    else
+        *slash = 0;
+    return io_sync_dir(io, parent);
+}
+
+kura_status kura_open(const char *dir, const kura_options *opts, kura_db **db_out)
+{
+    kura_options o;
+    if (opts)
+        o = *opts;
+    else
+        kura_options_init(&o);
+    kura_status s = check_options(&o);
+    if (s != KURA_OK)
+        return s;
+    kura_db *db = calloc(1, sizeof *db);
+    if (!db || !(db->dir = strdup(dir))) {
+        free(db);
+        return kura_err(KURA_E_NOMEM, "open %s: out of memory", dir);
+    }
+    db->opts = o;
+    db->io = io_env_or_default(o.io);
+    kmutex_init(&db->mu);
+    kcond_init(&db->syncer_cv);
+    lsm_shared_init(&db->sh);
+    db->sh.io = db->io;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/KURA", dir);
+    uint64_t size;
+    s = io_path_size(db->io, path, &size);
+    if (s == KURA_E_NOT_FOUND && !o.create_if_missing)
+        s = kura_err(KURA_E_INVALID, "%s is not a kura database (no KURA file)", dir);
+    else if (s == KURA_E_NOT_FOUND)
+        s = make_db_dir(db->io, dir);
+    if (s != KURA_OK)
+        goto fail;
+    snprintf(path, sizeof path, "%s/LOCK", dir);
+    if ((s = io_lock(db->io, path, &db->lock)) != KURA_OK)
+        goto fail;
+    db->sh.cache = block_cache_new(o.block_cache_bytes);
+    db->sh.pool = bg_pool_new(o.background_threads);
+    if (!db->sh.cache || !db->sh.pool) {
+        s = kura_err(KURA_E_NOMEM, "open %s: out of memory", dir);
+        goto fail;
+    }
+    if ((s = catalog_load(db)) != KURA_OK)
+        goto fail;
+    if (!kthread_start(&db->syncer, syncer_main, db)) {
+        s = kura_err(KURA_E_NOMEM, "open %s: cannot start the WAL sync thread", dir);
+        goto fail;
+    }
+    db->syncer_started = true;
+    *db_out = db;
+    return KURA_OK;
+fail:
+    db_free(db);
+    return s;
+}
+
+kura_status kura_close(kura_db *db)
+{
+    if (!db)
+        return KURA_OK;
+    kmutex_lock(&db->mu);
+    db->stopping = true;
+    kcond_broadcast(&db->syncer_cv);
+    kmutex_unlock(&db->mu);
+    if (db->syncer_started)
+        kthread_join(db->syncer);
+    kura_status first = KURA_OK;
+    for (size_t i = 0; i < db->ntrees; i++) {
+        kura_tree *t = db->trees[i];
+        for (uint32_t p = 0; p < t->nparts; p++) {
+            kura_status s = lsm_close(t->parts[p]);
+            t->parts[p] = NULL;
+            if (first == KURA_OK)
+                first = s;
+        }
+    }
+    db_free(db);
+    return first;
+}
+
+const kura_snapshot *kura_snapshot_new(kura_db *db)
+{
+    kura_snapshot *s = malloc(sizeof *s);
+    if (!s)
+        return NULL;
+    if (lsm_snapshot_acquire(&db->sh, &s->seq) != KURA_OK) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void kura_snapshot_free(kura_db *db, const kura_snapshot *s)
+{
+    if (!s)
+        return;
+    lsm_snapshot_release(&db->sh, s->seq);
+    free((void *)s);
+}
+
+uint64_t kura_snapshot_seq(const kura_snapshot *s)
+{
+    return s->seq;
+}
+
+kura_status kura_sync(kura_db *db)
+{
+    kura_status first = KURA_OK;
+    kmutex_lock(&db->mu);
+    for (size_t i = 0; i < db->ntrees; i++) {
+        kura_tree *t = db->trees[i];
+        for (uint32_t p = 0; p < t->nparts; p++) {
+            kura_status s = lsm_sync_wal(t->parts[p]);
+            if (s == KURA_OK)
+                s = lsm_error(t->parts[p]);
+            if (first == KURA_OK)
+                first = s;
+        }
+    }
+    kmutex_unlock(&db->mu);
+    return first;
+}
+
+void kura_get_stats(kura_db *db, kura_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    st->last_sequence = lsm_visible(&db->sh);
+    st->flushes = __atomic_load_n(&db->sh.flushes, __ATOMIC_RELAXED);
+    st->compactions = __atomic_load_n(&db->sh.compactions, __ATOMIC_RELAXED);
+    st->write_slowdowns = __atomic_load_n(&db->sh.write_slowdowns, __ATOMIC_RELAXED);
+    st->block_cache_bytes = block_cache_usage(db->sh.cache);
+    kmutex_lock(&db->mu);
+    for (size_t i = 0; i < db->ntrees; i++)
+        for (uint32_t p = 0; p < db->trees[i]->nparts; p++)
+            lsm_add_stats(db->trees[i]->parts[p], st);
+    kmutex_unlock(&db->mu);
+}

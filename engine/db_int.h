@@ -1,0 +1,54 @@
+/*
+ * db_int.h - the database and tree structs behind kura.h's handles (engine/ only).
+ *
+ * A database directory holds LOCK, the catalog KURA (docs/format/catalog.md) and one directory
+ * per tree, which holds one directory per partition (p0000, p0001, ...), each an LSM tree
+ * (engine/lsm/lsm.h). Keys route to partitions by hash (kura_tree_partition_of).
+ */
+#ifndef KURA_ENGINE_DB_INT_H
+#define KURA_ENGINE_DB_INT_H
+
+#include "kura.h"
+#include "engine/lsm/lsm.h"
+#include "util/thread.h"
+
+struct kura_tree {
+    kura_db *db;
+    char *name;
+    char *dir;
+    uint32_t nparts;
+    bool hash_prefixed;
+    lsm_tree **parts;
+};
+
+struct kura_db {
+    kura_options opts;
+    char *dir;
+    io_env *io;
+    io_file *lock;
+    lsm_shared sh;
+
+    kmutex mu; /* the tree list and the catalog file */
+    kura_tree **trees;
+    size_t ntrees, trees_cap;
+
+    kthread syncer;
+    bool syncer_started;
+    bool stopping;
+    kcond syncer_cv;
+};
+
+struct kura_snapshot {
+    uint64_t seq;
+};
+
+/* Writes the catalog (every tree with its partition count and flags) atomically. mu held. */
+kura_status catalog_write(kura_db *db);
+/* Reads the catalog and opens every tree in it. */
+kura_status catalog_load(kura_db *db);
+/* Opens the partitions of a tree known to the catalog (or being created). */
+kura_status tree_open_parts(kura_db *db, kura_tree *t, bool create);
+void tree_close(kura_tree *t);
+bool tree_name_valid(const char *name);
+
+#endif

@@ -1,0 +1,60 @@
+/*
+ * batch.h - the write batch: an ordered list of puts and deletes applied atomically.
+ *
+ * The representation is exactly the payload of a WAL record (docs/format/wal.md, "batch
+ * record"), so the write path appends it without re-encoding:
+ *
+ *   seq   fixed64   sequence number of the first entry (entry i has seq + i)
+ *   count fixed32   number of entries
+ *   entries         type u8 (IKEY_TYPE_VALUE / IKEY_TYPE_DELETE) | varint klen | key
+ *                   | (values only) varint vlen | value
+ */
+#ifndef KURA_LSM_BATCH_H
+#define KURA_LSM_BATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kura.h"
+#include "util/buf.h"
+
+enum { BATCH_HEADER = 12 };
+
+typedef struct lsm_batch {
+    kbuf rep; /* always at least BATCH_HEADER bytes once initialised */
+} lsm_batch;
+
+void lsm_batch_init(lsm_batch *b);
+void lsm_batch_free(lsm_batch *b);
+void lsm_batch_clear(lsm_batch *b);
+kura_status lsm_batch_put(lsm_batch *b, const void *key, size_t klen, const void *val,
+                          size_t vlen);
+kura_status lsm_batch_delete(lsm_batch *b, const void *key, size_t klen);
+
+static inline uint32_t lsm_batch_count(const lsm_batch *b)
+{
+    return dec_fixed32(b->rep.data + 8);
+}
+static inline uint64_t lsm_rep_seq(const uint8_t *rep)
+{
+    return dec_fixed64(rep);
+}
+static inline void lsm_rep_set_seq(uint8_t *rep, uint64_t seq)
+{
+    enc_fixed64(rep, seq);
+}
+static inline uint32_t lsm_rep_count(const uint8_t *rep)
+{
+    return dec_fixed32(rep + 8);
+}
+
+/* Walks the entries of a batch representation (e.g. one read back from the WAL), calling fn
+ * for each with its sequence number. Stops at the first non-OK return of fn and returns it.
+ * A malformed rep is KURA_E_CORRUPTION (message names `what`, e.g. the WAL path and offset). */
+typedef kura_status (*lsm_batch_fn)(void *arg, uint64_t seq, unsigned type, const uint8_t *key,
+                                    size_t klen, const uint8_t *val, size_t vlen);
+kura_status lsm_rep_iterate(const uint8_t *rep, size_t len, lsm_batch_fn fn, void *arg,
+                            const char *what);
+
+#endif

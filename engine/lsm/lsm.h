@@ -1,0 +1,62 @@
+/*
+ * lsm.h - one LSM tree over bytes: the storage of one partition (DESIGN.md section 3).
+ *
+ * A tree owns a directory with its WAL segments (NNNNNN.log), SSTables (NNNNNN.sst), MANIFEST
+ * and CURRENT; one active memtable and at most one immutable memtable being flushed; a version
+ * set. Writers go through a group-commit queue: one leader writes a whole group of batches with
+ * one WAL append (and one fdatasync in sync mode), applies them to the memtable and publishes
+ * their sequence numbers. Flushes and compactions run on the shared background pool.
+ *
+ * Errors: a failed WAL or MANIFEST write or sync, or a failed flush or compaction, makes the
+ * tree read-only for the rest of its life (writes return KURA_E_READONLY with the original
+ * error in the message); reads keep working. Nothing is retried: after a failed fsync the kernel
+ * may have dropped the dirty pages, so retrying could report durability that is not there.
+ *
+ * Thread safety: every function may be called from any thread, concurrently, except
+ * lsm_open/lsm_close.
+ */
+#ifndef KURA_LSM_LSM_H
+#define KURA_LSM_LSM_H
+
+#include "engine/lsm/batch.h"
+#include "engine/lsm/shared.h"
+#include "util/iter.h"
+
+typedef struct lsm_tree lsm_tree;
+
+/* Opens (creating with `create`) the tree in `dir` (which must exist), replaying its WALs.
+ * *max_seq_out is the highest sequence number found; the caller sets the shared sequence once
+ * every tree is open (lsm_seq_reset). `opts` is copied. */
+kura_status lsm_open(lsm_shared *sh, const lsm_options *opts, const char *dir, bool create,
+                     lsm_tree **t_out, uint64_t *max_seq_out);
+/* Waits for this tree's background work, syncs and closes the WAL. Memtables are not flushed:
+ * their WAL segments are kept and replayed at the next open. NULL ok. */
+kura_status lsm_close(lsm_tree *t);
+
+/* Applies the batch atomically. The sequence fields of b->rep are overwritten. sync: return
+ * only once the batch is durable. */
+kura_status lsm_write(lsm_tree *t, lsm_batch *b, bool sync);
+
+/* Reads key at snapshot (0 = latest visible). KURA_E_NOT_FOUND if missing or deleted. */
+kura_status lsm_get(lsm_tree *t, const uint8_t *key, size_t klen, uint64_t snapshot,
+                    bool fill_cache, kbuf *val_out);
+
+/* Pins the tree's current memtables and version and appends internal iterators over them to
+ * *its. *pin_out must be released with lsm_unpin after the iterators are freed. */
+kura_status lsm_pin_iters(lsm_tree *t, bool fill_cache, kv_iter ***its, size_t *n, size_t *cap,
+                          void **pin_out);
+void lsm_unpin(void *pin);
+
+/* Switches the memtable and waits until everything written before is in SSTables. */
+kura_status lsm_flush(lsm_tree *t);
+/* Flushes, then compacts level by level until all data is one sorted run. */
+kura_status lsm_compact_all(lsm_tree *t);
+/* fdatasyncs the WAL (relaxed durability's periodic sync; kura_sync). */
+kura_status lsm_sync_wal(lsm_tree *t);
+
+/* Adds this tree's figures to *st. */
+void lsm_add_stats(lsm_tree *t, kura_stats *st);
+/* KURA_OK, or the error that made the tree read-only. */
+kura_status lsm_error(lsm_tree *t);
+
+#endif

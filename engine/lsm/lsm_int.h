@@ -1,0 +1,61 @@
+/*
+ * lsm_int.h - the partition struct shared by lsm.c, lsm_write.c, lsm_bg.c and lsm_recover.c.
+ * Not for use outside engine/lsm.
+ *
+ * Locking: `mu` protects mem, imm, the version set, the scheduling flags and bg_error. `wal_mu`
+ * protects the wal pointer against the background syncer (the group-commit leader, the only
+ * appender, reads it without the lock; it swaps it holding both locks). The leader is the only
+ * thread that inserts into `mem`.
+ */
+#ifndef KURA_LSM_INT_H
+#define KURA_LSM_INT_H
+
+#include "engine/lsm/lsm.h"
+#include "engine/lsm/memtable.h"
+#include "engine/lsm/version_set.h"
+#include "wal/commit_queue.h"
+#include "wal/writer.h"
+
+struct compaction;
+
+struct lsm_tree {
+    lsm_shared *sh;
+    lsm_options opts;
+    char *dir;
+
+    kmutex mu;
+    kcond bg_cv;           /* background work finished / room made */
+    memtable *mem, *imm;
+    uint64_t imm_log_end;  /* WALs numbered below this hold only imm's (or older) data */
+    version_set vs;
+    kbuf compact_pointer[LSM_LEVELS];
+    bool flush_scheduled, compact_scheduled;
+    bool compacting;       /* a compaction (automatic or manual) is running */
+    bool pushdown_flush;   /* a flush may place its table below level 0 */
+    bool closing;
+    kura_status bg_error;  /* sticky; KURA_OK while healthy */
+    char bg_msg[256];
+
+    kmutex wal_mu;
+    wal_writer *wal;
+    uint64_t wal_number;
+    wal_cq *cq;
+    uint64_t wal_bytes_live; /* WAL segments not yet deleted (approximate) */
+};
+
+/* Records the first background/write error and makes the tree read-only. Call with mu held. */
+void lsm_set_error(lsm_tree *t, kura_status s);
+/* Schedules a flush or compaction if one is needed. Call with mu held. */
+void lsm_maybe_schedule(lsm_tree *t);
+/* Creates a new WAL segment and makes it current (mu and wal_mu held by the caller). */
+kura_status lsm_new_wal(lsm_tree *t);
+/* Replays WAL segments numbered >= the version set's log number into t->mem. */
+kura_status lsm_replay_wals(lsm_tree *t, uint64_t *max_seq_out);
+/* Deletes WAL segments numbered below `below` and SSTables not in the current version. */
+void lsm_delete_obsolete(lsm_tree *t, bool tables_too);
+/* The file-number allocator handed to build_tables (takes mu). */
+uint64_t lsm_alloc_file(void *arg);
+/* Runs one compaction c (trivial move or merge); mu held on entry and exit. */
+kura_status lsm_run_compaction(lsm_tree *t, struct compaction *c);
+
+#endif

@@ -1,0 +1,164 @@
+/*
+ * lsm_write.c - the write path: group commit, making room in the memtable, WAL segments.
+ *
+ * A writer joins the partition's commit queue. The leader (the writer at the front) makes room
+ * (switching to a new memtable and WAL segment when the memtable is full, delaying when level 0
+ * has too many files), takes the group queued behind it, allocates one sequence range, appends
+ * every batch to the WAL with one write, fdatasyncs once if any member asked for durability,
+ * inserts into the memtable, publishes the range and wakes the group. Writers arriving during the
+ * sync queue up and form the next group: that is what makes N concurrent writers cost far fewer
+ * than N fsyncs, and partitions sync in parallel with each other.
+ */
+#include "engine/lsm/lsm_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "util/ikey.h"
+#include "util/status.h"
+
+enum { GROUP_MAX = 128, GROUP_MAX_BYTES = 1 << 20 };
+
+kura_status lsm_new_wal(lsm_tree *t)
+{
+    char path[4096];
+    uint64_t number = vs_new_file_number(&t->vs);
+    snprintf(path, sizeof path, "%s/%06llu.log", t->dir, (unsigned long long)number);
+    wal_writer *w = NULL;
+    kura_status s = wal_writer_open(t->sh->io, path, IO_KIND_WAL, &w);
+    if (s == KURA_OK)
+        s = io_sync_dir(t->sh->io, t->dir); /* the segment's name must survive a crash */
+    if (s != KURA_OK) {
+        wal_writer_close(w);
+        return s;
+    }
+    kmutex_lock(&t->wal_mu);
+    wal_writer *old = t->wal;
+    if (old) {
+        t->wal_bytes_live += wal_writer_size(old);
+        /* the old segment's data is needed until its memtable is flushed */
+        if (!wal_writer_failed(old) && wal_writer_synced(old) < wal_writer_size(old))
+            s = wal_writer_sync(old);
+    }
+    t->wal = w;
+    t->wal_number = number;
+    kmutex_unlock(&t->wal_mu);
+    wal_writer_close(old);
+    return s;
+}
+
+static void sleep_us(uint64_t us)
+{
+    struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* LevelDB's MakeRoomForWrite, with a delay that grows with the level-0 backlog. mu held. */
+static kura_status make_room(lsm_tree *t)
+{
+    bool delayed = false;
+    for (;;) {
+        version *v = t->vs.current;
+        uint32_t l0 = (uint32_t)v->nfiles[0];
+        if (t->bg_error != KURA_OK) {
+            return kura_err(KURA_E_READONLY, "%s is read-only after an error: %s", t->dir,
+                            t->bg_msg);
+        } else if (!delayed && l0 >= t->opts.l0_slowdown_trigger) {
+            /* 0.25 ms at the slowdown trigger, growing to ~2 ms near the stop trigger */
+            uint32_t over = l0 - t->opts.l0_slowdown_trigger + 1;
+            kmutex_unlock(&t->mu);
+            sleep_us(250u * over);
+            kmutex_lock(&t->mu);
+            __atomic_add_fetch(&t->sh->write_slowdowns, 1, __ATOMIC_RELAXED);
+            delayed = true;
+        } else if (mt_usage(t->mem) < t->opts.write_buffer_bytes) {
+            return KURA_OK;
+        } else if (t->imm) {
+            kcond_wait(&t->bg_cv, &t->mu); /* the previous memtable is still being flushed */
+        } else if (l0 >= t->opts.l0_stop_trigger) {
+            lsm_maybe_schedule(t);
+            kcond_wait(&t->bg_cv, &t->mu);
+        } else {
+            kura_status s = lsm_new_wal(t);
+            if (s != KURA_OK) {
+                lsm_set_error(t, s);
+                return s;
+            }
+            memtable *m = mt_new();
+            if (!m)
+                return kura_err(KURA_E_NOMEM, "%s: out of memory for a memtable", t->dir);
+            t->imm = t->mem;
+            t->imm_log_end = t->wal_number;
+            t->mem = m;
+            lsm_maybe_schedule(t);
+        }
+    }
+}
+
+static size_t payload_bytes(void *payload)
+{
+    return ((lsm_batch *)payload)->rep.len;
+}
+
+static kura_status insert_one(void *arg, uint64_t seq, unsigned type, const uint8_t *key,
+                              size_t klen, const uint8_t *val, size_t vlen)
+{
+    return mt_add(arg, seq, type, key, klen, val, vlen);
+}
+
+/* Leader: write the group to the WAL and the memtable. Returns the group's status. */
+static kura_status commit_group(lsm_tree *t, wal_cq_waiter **group, size_t n)
+{
+    const void *recs[GROUP_MAX];
+    size_t lens[GROUP_MAX];
+    uint64_t total = 0;
+    bool sync = false;
+    for (size_t i = 0; i < n; i++)
+        total += lsm_batch_count(group[i]->payload);
+    uint64_t first = lsm_seq_alloc(t->sh, total ? total : 1), seq = first;
+    for (size_t i = 0; i < n; i++) {
+        lsm_batch *b = group[i]->payload;
+        lsm_rep_set_seq(b->rep.data, seq);
+        seq += lsm_batch_count(b);
+        recs[i] = b->rep.data;
+        lens[i] = b->rep.len;
+        sync |= group[i]->sync;
+    }
+    kura_status s = wal_writer_addv(t->wal, recs, lens, n);
+    if (s == KURA_OK)
+        s = io_crash_point(t->sh->io, "wal.after_append");
+    if (s == KURA_OK && sync)
+        s = wal_writer_sync(t->wal);
+    if (s == KURA_OK && sync)
+        s = io_crash_point(t->sh->io, "wal.after_sync");
+    for (size_t i = 0; i < n && s == KURA_OK; i++) {
+        lsm_batch *b = group[i]->payload;
+        s = lsm_rep_iterate(b->rep.data, b->rep.len, insert_one, t->mem, t->dir);
+    }
+    /* publish even on failure (a hole), so later sequences are not blocked forever */
+    lsm_seq_publish(t->sh, first, first + (total ? total : 1) - 1);
+    return s;
+}
+
+kura_status lsm_write(lsm_tree *t, lsm_batch *b, bool sync)
+{
+    wal_cq_waiter w = {.payload = b, .sync = sync};
+    if (!wal_cq_join(t->cq, &w))
+        return w.status;
+    kmutex_lock(&t->mu);
+    kura_status s = make_room(t);
+    kmutex_unlock(&t->mu);
+    wal_cq_waiter *group[GROUP_MAX];
+    size_t n = wal_cq_group(t->cq, &w, group, GROUP_MAX, GROUP_MAX_BYTES, payload_bytes);
+    if (s == KURA_OK) {
+        s = commit_group(t, group, n);
+        if (s != KURA_OK) {
+            kmutex_lock(&t->mu);
+            lsm_set_error(t, s); /* the WAL may end in a torn record: stop writing to it */
+            kmutex_unlock(&t->mu);
+        }
+    }
+    wal_cq_finish(t->cq, group, n, s);
+    return s;
+}

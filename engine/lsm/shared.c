@@ -1,0 +1,98 @@
+/*
+ * shared.c - sequence publication and the snapshot list.
+ */
+#include "engine/lsm/shared.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/status.h"
+
+void lsm_shared_init(lsm_shared *sh)
+{
+    memset(sh, 0, sizeof *sh);
+    kmutex_init(&sh->pub_mu);
+    kcond_init(&sh->pub_cv);
+    kmutex_init(&sh->snap_mu);
+}
+
+void lsm_shared_destroy(lsm_shared *sh)
+{
+    kcond_destroy(&sh->pub_cv);
+    kmutex_destroy(&sh->pub_mu);
+    kmutex_destroy(&sh->snap_mu);
+    free(sh->snaps);
+}
+
+void lsm_seq_reset(lsm_shared *sh, uint64_t seq)
+{
+    __atomic_store_n(&sh->last_alloc, seq, __ATOMIC_RELEASE);
+    __atomic_store_n(&sh->visible, seq, __ATOMIC_RELEASE);
+}
+
+void lsm_seq_publish(lsm_shared *sh, uint64_t first, uint64_t last)
+{
+    /* Fast path: we are next in line (always so with one writer thread). */
+    for (int spin = 0; spin < 64; spin++) {
+        uint64_t expect = first - 1;
+        if (__atomic_compare_exchange_n(&sh->visible, &expect, last, false, __ATOMIC_RELEASE,
+                                        __ATOMIC_RELAXED)) {
+            /* Waiters sleep under pub_mu; taking it orders our store before their re-check. */
+            kmutex_lock(&sh->pub_mu);
+            kcond_broadcast(&sh->pub_cv);
+            kmutex_unlock(&sh->pub_mu);
+            return;
+        }
+        if (spin > 8)
+            sched_yield();
+    }
+    kmutex_lock(&sh->pub_mu);
+    while (__atomic_load_n(&sh->visible, __ATOMIC_ACQUIRE) != first - 1)
+        kcond_wait(&sh->pub_cv, &sh->pub_mu);
+    __atomic_store_n(&sh->visible, last, __ATOMIC_RELEASE);
+    kcond_broadcast(&sh->pub_cv);
+    kmutex_unlock(&sh->pub_mu);
+}
+
+kura_status lsm_snapshot_acquire(lsm_shared *sh, uint64_t *seq_out)
+{
+    kmutex_lock(&sh->snap_mu);
+    if (sh->nsnaps == sh->snaps_cap) {
+        size_t cap = sh->snaps_cap ? sh->snaps_cap * 2 : 16;
+        uint64_t *n = realloc(sh->snaps, cap * sizeof *n);
+        if (!n) {
+            kmutex_unlock(&sh->snap_mu);
+            return kura_err(KURA_E_NOMEM, "snapshot: out of memory");
+        }
+        sh->snaps = n;
+        sh->snaps_cap = cap;
+    }
+    /* visible only grows, so appending keeps the array sorted */
+    uint64_t seq = lsm_visible(sh);
+    sh->snaps[sh->nsnaps++] = seq;
+    kmutex_unlock(&sh->snap_mu);
+    *seq_out = seq;
+    return KURA_OK;
+}
+
+void lsm_snapshot_release(lsm_shared *sh, uint64_t seq)
+{
+    kmutex_lock(&sh->snap_mu);
+    for (size_t i = 0; i < sh->nsnaps; i++) {
+        if (sh->snaps[i] == seq) {
+            memmove(&sh->snaps[i], &sh->snaps[i + 1], (sh->nsnaps - i - 1) * sizeof *sh->snaps);
+            sh->nsnaps--;
+            break;
+        }
+    }
+    kmutex_unlock(&sh->snap_mu);
+}
+
+uint64_t lsm_oldest_snapshot(lsm_shared *sh)
+{
+    kmutex_lock(&sh->snap_mu);
+    uint64_t seq = sh->nsnaps ? sh->snaps[0] : lsm_visible(sh);
+    kmutex_unlock(&sh->snap_mu);
+    return seq;
+}

@@ -1,0 +1,81 @@
+/*
+ * shared.h - what every LSM tree (partition) of one database shares: options, the io env, the
+ * block cache, the background pool, the database-wide sequence number with in-order
+ * publication, live snapshots, and memory accounting.
+ *
+ * Sequence numbers (DESIGN.md section 3): a partition's group-commit leader allocates a range
+ * [first, last] from `last_alloc`, writes and applies its group, then publishes: it waits until
+ * every smaller sequence is published and sets `visible = last`. Readers read at `visible`, so
+ * a reader never sees a write before everything ordered before it is applied (and, in sync
+ * mode, durable). A leader whose write failed still publishes its range (as a hole) so others
+ * are never blocked.
+ */
+#ifndef KURA_LSM_SHARED_H
+#define KURA_LSM_SHARED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kura.h"
+#include "engine/lsm/bg.h"
+#include "sstable/block_cache.h"
+#include "util/io.h"
+#include "util/thread.h"
+
+enum { LSM_LEVELS = 7 };
+
+typedef struct lsm_options {
+    kura_durability durability;
+    size_t write_buffer_bytes; /* a partition's memtable is switched at this size */
+    size_t block_size;
+    uint32_t bloom_bits_per_key;
+    kura_compression compression, bottom_compression;
+    uint32_t l0_compaction_trigger, l0_slowdown_trigger, l0_stop_trigger;
+    uint64_t level1_bytes;
+    uint64_t sstable_target_bytes;
+    size_t (*prefix_len)(const uint8_t *ukey, size_t len); /* table prefix filter, or NULL */
+} lsm_options;
+
+typedef struct lsm_shared {
+    io_env *io;
+    block_cache *cache;
+    bg_pool *pool;
+
+    uint64_t last_alloc; /* atomic: highest sequence handed out */
+    uint64_t visible;    /* atomic: highest published sequence */
+    kmutex pub_mu;
+    kcond pub_cv;
+
+    kmutex snap_mu;
+    uint64_t *snaps; /* sorted live snapshot sequences (with repeats) */
+    size_t nsnaps, snaps_cap;
+
+    /* statistics, updated atomically */
+    uint64_t flushes, compactions, write_slowdowns;
+} lsm_shared;
+
+void lsm_shared_init(lsm_shared *sh);
+void lsm_shared_destroy(lsm_shared *sh);
+
+static inline uint64_t lsm_visible(lsm_shared *sh)
+{
+    return __atomic_load_n(&sh->visible, __ATOMIC_ACQUIRE);
+}
+/* Returns the first of n new sequence numbers. */
+static inline uint64_t lsm_seq_alloc(lsm_shared *sh, uint64_t n)
+{
+    return __atomic_fetch_add(&sh->last_alloc, n, __ATOMIC_ACQ_REL) + 1;
+}
+/* Publishes [first, last] once everything below first is published (see above). */
+void lsm_seq_publish(lsm_shared *sh, uint64_t first, uint64_t last);
+/* At open: all partitions recovered up to seq. */
+void lsm_seq_reset(lsm_shared *sh, uint64_t seq);
+
+/* Pins the current visible sequence as a snapshot (compactions keep what it can see). */
+kura_status lsm_snapshot_acquire(lsm_shared *sh, uint64_t *seq_out);
+void lsm_snapshot_release(lsm_shared *sh, uint64_t seq);
+/* The oldest sequence any reader may read at: the oldest snapshot, or `visible`. */
+uint64_t lsm_oldest_snapshot(lsm_shared *sh);
+
+#endif

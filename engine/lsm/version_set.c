@@ -1,0 +1,324 @@
+/*
+ * version_set.c - applying edits to versions, writing and recovering the MANIFEST.
+ */
+#include "engine/lsm/version_set.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/ikey.h"
+#include "util/status.h"
+#include "wal/reader.h"
+
+enum { MANIFEST_ROTATE_BYTES = 4 << 20 };
+
+static int cmp_by_smallest(const void *a, const void *b)
+{
+    const file_meta *fa = *(file_meta *const *)a, *fb = *(file_meta *const *)b;
+    return ikey_cmp(fa->smallest.data, fa->smallest.len, fb->smallest.data, fb->smallest.len);
+}
+
+static int cmp_by_number(const void *a, const void *b)
+{
+    const file_meta *fa = *(file_meta *const *)a, *fb = *(file_meta *const *)b;
+    return fa->number < fb->number ? -1 : fa->number > fb->number;
+}
+
+static bool deleted_in(const version_edit *e, int level, uint64_t number)
+{
+    for (size_t i = 0; i < e->ndeleted; i++)
+        if (e->deleted[i].level == level && e->deleted[i].number == number)
+            return true;
+    return false;
+}
+
+/* Finds a file by number in base (any level), for moves within one edit. */
+static file_meta *find_in(const version *base, uint64_t number)
+{
+    for (int l = 0; l < LSM_LEVELS; l++)
+        for (size_t i = 0; i < base->nfiles[l]; i++)
+            if (base->files[l][i]->number == number)
+                return base->files[l][i];
+    return NULL;
+}
+
+/* Builds base + e into a new version. Added files are opened unless they are moves of a file
+ * of base. Obsolete files are marked by mark_obsolete() once the new version is installed. */
+static kura_status apply(version_set *vs, const version *base, const version_edit *e,
+                         version **v_out)
+{
+    version *v = version_new();
+    size_t cap[LSM_LEVELS] = {0};
+    kura_status s = KURA_OK;
+    if (!v)
+        return kura_err(KURA_E_NOMEM, "%s: out of memory", vs->dir);
+    for (int l = 0; l < LSM_LEVELS && s == KURA_OK; l++)
+        for (size_t i = 0; i < base->nfiles[l]; i++) {
+            file_meta *f = base->files[l][i];
+            if (deleted_in(e, l, f->number))
+                continue;
+            if (!ptr_push((void ***)&v->files[l], &v->nfiles[l], &cap[l], f)) {
+                s = kura_err(KURA_E_NOMEM, "%s: out of memory", vs->dir);
+                break;
+            }
+            file_meta_ref(f);
+        }
+    for (size_t i = 0; i < e->nadded && s == KURA_OK; i++) {
+        const edit_file *a = &e->added[i];
+        file_meta *f = find_in(base, a->number);
+        if (f) {
+            file_meta_ref(f);
+        } else {
+            s = file_meta_open(vs->io, vs->cache, vs->dir, a->number, a->file_size, a->entries,
+                               a->min_seq, a->max_seq, a->smallest.data, a->smallest.len,
+                               a->largest.data, a->largest.len, &f);
+            if (s != KURA_OK)
+                break;
+        }
+        if (!ptr_push((void ***)&v->files[a->level], &v->nfiles[a->level], &cap[a->level], f)) {
+            file_meta_unref(f);
+            s = kura_err(KURA_E_NOMEM, "%s: out of memory", vs->dir);
+        }
+    }
+    if (s != KURA_OK) {
+        version_unref(v);
+        return s;
+    }
+    for (int l = 0; l < LSM_LEVELS; l++)
+        if (v->nfiles[l] > 1)
+            qsort(v->files[l], v->nfiles[l], sizeof(file_meta *),
+                  l == 0 ? cmp_by_number : cmp_by_smallest);
+    version_score(v, vs->opts);
+    *v_out = v;
+    return KURA_OK;
+}
+
+/* Marks files of old that are not in new as obsolete. */
+static void mark_obsolete(const version *old, const version *nv)
+{
+    for (int l = 0; l < LSM_LEVELS; l++)
+        for (size_t i = 0; i < old->nfiles[l]; i++) {
+            file_meta *f = old->files[l][i];
+            if (!find_in(nv, f->number))
+                __atomic_store_n(&f->obsolete, true, __ATOMIC_RELEASE);
+        }
+}
+
+/* An edit describing the whole current state, the first record of a new manifest. */
+static kura_status snapshot_edit(version_set *vs, version_edit *e)
+{
+    edit_init(e);
+    e->has_log_number = e->has_next_file = e->has_last_seq = true;
+    e->log_number = vs->log_number;
+    e->next_file = vs->next_file;
+    e->last_seq = vs->last_seq;
+    for (int l = 0; l < LSM_LEVELS; l++)
+        for (size_t i = 0; i < vs->current->nfiles[l]; i++) {
+            file_meta *f = vs->current->files[l][i];
+            kura_status s = edit_add_file(e, l, f->number, f->file_size, f->entries, f->min_seq,
+                                          f->max_seq, f->smallest.data, f->smallest.len,
+                                          f->largest.data, f->largest.len);
+            if (s != KURA_OK)
+                return s;
+        }
+    return KURA_OK;
+}
+
+/* Writes a new manifest with the current state and points CURRENT at it. */
+static kura_status new_manifest(version_set *vs)
+{
+    char path[4096], name[64];
+    version_edit e;
+    kbuf rec = KBUF_INIT;
+    wal_writer *w = NULL;
+    uint64_t number = vs_new_file_number(vs);
+    snprintf(name, sizeof name, "MANIFEST-%06llu", (unsigned long long)number);
+    snprintf(path, sizeof path, "%s/%s", vs->dir, name);
+    kura_status s = snapshot_edit(vs, &e);
+    if (s == KURA_OK)
+        s = edit_encode(&e, &rec);
+    edit_free(&e);
+    if (s == KURA_OK)
+        s = wal_writer_open(vs->io, path, IO_KIND_MANIFEST, &w);
+    if (s == KURA_OK)
+        s = wal_writer_add(w, rec.data, rec.len);
+    if (s == KURA_OK)
+        s = wal_writer_sync(w);
+    if (s == KURA_OK)
+        s = io_crash_point(vs->io, "manifest.after_new");
+    char cur[80];
+    int n = snprintf(cur, sizeof cur, "%s\n", name);
+    if (s == KURA_OK)
+        s = io_write_file_atomic(vs->io, vs->dir, "CURRENT", IO_KIND_CURRENT, cur, (size_t)n);
+    if (s == KURA_OK)
+        s = io_crash_point(vs->io, "manifest.after_current");
+    kbuf_free(&rec);
+    if (s != KURA_OK) {
+        wal_writer_close(w);
+        return s;
+    }
+    if (vs->manifest) {
+        wal_writer_close(vs->manifest);
+        snprintf(path, sizeof path, "%s/MANIFEST-%06llu", vs->dir,
+                 (unsigned long long)vs->manifest_number);
+        io_unlink(vs->io, path); /* a leftover is removed at the next open */
+    }
+    vs->manifest = w;
+    vs->manifest_number = number;
+    return KURA_OK;
+}
+
+static void absorb_counters(version_set *vs, const version_edit *e)
+{
+    if (e->has_log_number && e->log_number > vs->log_number)
+        vs->log_number = e->log_number;
+    if (e->has_next_file && e->next_file > vs->next_file)
+        vs->next_file = e->next_file;
+    if (e->has_last_seq && e->last_seq > vs->last_seq)
+        vs->last_seq = e->last_seq;
+}
+
+/* Folds edit e into acc, which lists the live files as additions (files are opened only once
+ * the whole manifest is read: a file added and later deleted may no longer exist). */
+static kura_status accumulate(version_edit *acc, const version_edit *e)
+{
+    for (size_t d = 0; d < e->ndeleted; d++)
+        for (size_t i = 0; i < acc->nadded; i++) {
+            edit_file *f = &acc->added[i];
+            if (f->level != e->deleted[d].level || f->number != e->deleted[d].number)
+                continue;
+            kbuf_free(&f->smallest);
+            kbuf_free(&f->largest);
+            acc->added[i] = acc->added[--acc->nadded];
+            break;
+        }
+    for (size_t i = 0; i < e->nadded; i++) {
+        const edit_file *a = &e->added[i];
+        kura_status s = edit_add_file(acc, a->level, a->number, a->file_size, a->entries,
+                                      a->min_seq, a->max_seq, a->smallest.data, a->smallest.len,
+                                      a->largest.data, a->largest.len);
+        if (s != KURA_OK)
+            return s;
+    }
+    return KURA_OK;
+}
+
+/* Replays the manifest named by CURRENT. */
+static kura_status recover(version_set *vs, const char *current)
+{
+    char path[4096], what[4200];
+    size_t n = strcspn(current, "\n");
+    if (n == 0 || n > 64 || strncmp(current, "MANIFEST-", 9) != 0)
+        return kura_err(KURA_E_CORRUPTION, "%s/CURRENT: does not name a manifest", vs->dir);
+    snprintf(path, sizeof path, "%s/%.*s", vs->dir, (int)n, current);
+    vs->manifest_number = strtoull(current + 9, NULL, 10);
+    wal_reader *r = NULL;
+    kura_status s = wal_reader_open(vs->io, path, IO_KIND_MANIFEST, &r);
+    if (s != KURA_OK)
+        return s == KURA_E_NOT_FOUND
+                   ? kura_err(KURA_E_CORRUPTION, "%s: named by CURRENT but missing", path)
+                   : s;
+    version_edit acc;
+    edit_init(&acc);
+    const uint8_t *rec;
+    size_t len;
+    while ((s = wal_reader_next(r, &rec, &len)) == KURA_OK) {
+        version_edit e;
+        edit_init(&e);
+        snprintf(what, sizeof what, "%s at offset %llu", path,
+                 (unsigned long long)wal_reader_record_offset(r));
+        s = edit_decode(&e, rec, len, what);
+        if (s == KURA_OK)
+            s = accumulate(&acc, &e);
+        if (s == KURA_OK)
+            absorb_counters(vs, &e);
+        edit_free(&e);
+        if (s != KURA_OK)
+            break;
+    }
+    wal_reader_close(r);
+    if (s == KURA_E_NOT_FOUND)
+        s = KURA_OK;
+    version *v = NULL;
+    if (s == KURA_OK)
+        s = apply(vs, vs->current, &acc, &v);
+    if (s == KURA_OK) {
+        version_unref(vs->current);
+        vs->current = v;
+    }
+    edit_free(&acc);
+    if (s == KURA_OK && vs->next_file <= vs->manifest_number)
+        vs->next_file = vs->manifest_number + 1;
+    return s;
+}
+
+kura_status vs_open(version_set *vs, io_env *io, block_cache *cache, const lsm_options *opts,
+                    const char *dir, bool create)
+{
+    memset(vs, 0, sizeof *vs);
+    vs->io = io;
+    vs->cache = cache;
+    vs->opts = opts;
+    vs->dir = dir;
+    vs->next_file = 2;
+    if (!(vs->current = version_new()))
+        return kura_err(KURA_E_NOMEM, "%s: out of memory", dir);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/CURRENT", dir);
+    void *cur = NULL;
+    size_t n = 0;
+    kura_status s = io_read_file(io, path, IO_KIND_CURRENT, 256, &cur, &n);
+    if (s == KURA_OK) {
+        s = recover(vs, cur);
+        free(cur);
+    } else if (s == KURA_E_NOT_FOUND) {
+        s = create ? KURA_OK : kura_err(KURA_E_CORRUPTION, "%s: CURRENT is missing", dir);
+    }
+    if (s == KURA_OK)
+        s = new_manifest(vs);
+    if (s != KURA_OK)
+        vs_close(vs);
+    return s;
+}
+
+void vs_close(version_set *vs)
+{
+    wal_writer_close(vs->manifest);
+    vs->manifest = NULL;
+    version_unref(vs->current);
+    vs->current = NULL;
+}
+
+kura_status vs_log_and_apply(version_set *vs, version_edit *e)
+{
+    if (!vs->manifest)
+        return kura_err(KURA_E_READONLY, "%s: manifest is closed after an error", vs->dir);
+    e->has_next_file = true;
+    e->next_file = vs->next_file;
+    version *v = NULL;
+    kura_status s = apply(vs, vs->current, e, &v);
+    if (s != KURA_OK)
+        return s;
+    kbuf rec = KBUF_INIT;
+    s = edit_encode(e, &rec);
+    if (s == KURA_OK)
+        s = wal_writer_add(vs->manifest, rec.data, rec.len);
+    if (s == KURA_OK)
+        s = wal_writer_sync(vs->manifest);
+    kbuf_free(&rec);
+    if (s != KURA_OK) {
+        /* the manifest may now end in a torn record: never append to it again */
+        wal_writer_close(vs->manifest);
+        vs->manifest = NULL;
+        version_unref(v);
+        return s;
+    }
+    absorb_counters(vs, e);
+    mark_obsolete(vs->current, v);
+    version_unref(vs->current);
+    vs->current = v;
+    if (wal_writer_size(vs->manifest) > MANIFEST_ROTATE_BYTES)
+        s = new_manifest(vs);
+    return s;
+}

@@ -1,0 +1,49 @@
+/*
+ * version_set.h - a partition's current version and its MANIFEST (docs/format/manifest.md).
+ *
+ * The MANIFEST is a log (WAL framing, wal/) of version edits; CURRENT names the live manifest
+ * and is replaced atomically (write, fsync, rename, fsync the directory). Every open starts a
+ * new manifest holding one snapshot edit, so manifests never grow without bound; a manifest
+ * that passes MANIFEST_ROTATE_BYTES is rotated the same way.
+ *
+ * Thread safety: none of its own. The owning partition calls every function with its mutex
+ * held (log_and_apply does I/O under it; flushes and compactions are rare enough).
+ */
+#ifndef KURA_LSM_VERSION_SET_H
+#define KURA_LSM_VERSION_SET_H
+
+#include "engine/lsm/version.h"
+#include "engine/lsm/version_edit.h"
+#include "wal/writer.h"
+
+typedef struct version_set {
+    io_env *io;
+    block_cache *cache;
+    const lsm_options *opts;
+    const char *dir; /* borrowed from the partition */
+    uint64_t next_file;
+    uint64_t log_number; /* WALs below this are obsolete */
+    uint64_t last_seq;   /* highest sequence in any table */
+    uint64_t manifest_number;
+    wal_writer *manifest;
+    version *current;
+} version_set;
+
+/* Recovers from CURRENT (or, with `create` and no CURRENT, starts empty), then writes a fresh
+ * manifest and switches CURRENT to it. */
+kura_status vs_open(version_set *vs, io_env *io, block_cache *cache, const lsm_options *opts,
+                    const char *dir, bool create);
+void vs_close(version_set *vs);
+
+static inline uint64_t vs_new_file_number(version_set *vs)
+{
+    return vs->next_file++;
+}
+
+/* Records the edit durably in the manifest and installs the resulting version as current.
+ * Files named by added entries must already be complete on disk. On failure nothing is
+ * installed and the caller must treat the partition as failed (the manifest may hold a torn
+ * record): callers set the partition read-only. */
+kura_status vs_log_and_apply(version_set *vs, version_edit *e);
+
+#endif

@@ -1,0 +1,298 @@
+/*
+ * tree.c - named trees: creating, opening and dropping them, routing keys to partitions, and
+ * the raw key/value operations of kura.h.
+ */
+#include "engine/db_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/hash.h"
+#include "util/status.h"
+
+enum { MAX_KEY = 65535, MAX_VALUE = 64 << 20 };
+
+static lsm_options lsm_options_for(const kura_db *db, uint32_t nparts)
+{
+    const kura_options *o = &db->opts;
+    lsm_options lo = {0};
+    lo.durability = o->durability;
+    /* half a partition's share: the active and the flushing memtable together stay in it */
+    size_t share = o->memtable_budget_bytes / (2u * nparts);
+    lo.write_buffer_bytes = share < (64u << 10) ? (64u << 10) : share;
+    lo.block_size = o->block_size;
+    lo.bloom_bits_per_key = o->bloom_bits_per_key;
+    lo.compression = o->compression;
+    lo.bottom_compression = o->bottom_compression;
+    lo.l0_compaction_trigger = o->l0_compaction_trigger;
+    lo.l0_slowdown_trigger = o->l0_slowdown_trigger;
+    lo.l0_stop_trigger = o->l0_stop_trigger;
+    lo.level1_bytes = o->level1_bytes;
+    lo.sstable_target_bytes = o->sstable_target_bytes;
+    return lo;
+}
+
+kura_status tree_open_parts(kura_db *db, kura_tree *t, bool create)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", db->dir, t->name);
+    if (!(t->dir = strdup(path)) || !(t->parts = calloc(t->nparts, sizeof *t->parts)))
+        return kura_err(KURA_E_NOMEM, "tree %s: out of memory", t->name);
+    kura_status s = create ? io_mkdir(db->io, t->dir) : KURA_OK;
+    lsm_options lo = lsm_options_for(db, t->nparts);
+    uint64_t max_seq = 0;
+    for (uint32_t p = 0; p < t->nparts && s == KURA_OK; p++) {
+        snprintf(path, sizeof path, "%s/p%04u", t->dir, p);
+        if (create)
+            s = io_mkdir(db->io, path);
+        uint64_t seq = 0;
+        if (s == KURA_OK)
+            s = lsm_open(&db->sh, &lo, path, create, &t->parts[p], &seq);
+        if (seq > max_seq)
+            max_seq = seq;
+    }
+    if (s == KURA_OK && create)
+        s = io_sync_dir(db->io, t->dir);
+    if (s == KURA_OK && max_seq > lsm_visible(&db->sh))
+        lsm_seq_reset(&db->sh, max_seq);
+    return s;
+}
+
+void tree_close(kura_tree *t)
+{
+    if (!t)
+        return;
+    for (uint32_t p = 0; t->parts && p < t->nparts; p++)
+        lsm_close(t->parts[p]);
+    free(t->parts);
+    free(t->dir);
+    free(t->name);
+    free(t);
+}
+
+static kura_tree *find_tree(kura_db *db, const char *name)
+{
+    for (size_t i = 0; i < db->ntrees; i++)
+        if (!strcmp(db->trees[i]->name, name))
+            return db->trees[i];
+    return NULL;
+}
+
+kura_status kura_tree_open(kura_db *db, const char *name, const kura_tree_options *topts,
+                           kura_tree **tree_out)
+{
+    if (!tree_name_valid(name))
+        return kura_err(KURA_E_INVALID,
+                        "tree name \"%.64s\" must be 1-255 characters of [A-Za-z0-9_.-]", name);
+    kmutex_lock(&db->mu);
+    kura_tree *t = find_tree(db, name);
+    kura_status s = KURA_OK;
+    if (t)
+        goto out;
+    uint32_t parts = topts && topts->partitions ? topts->partitions : db->opts.default_partitions;
+    if (parts < 1 || parts > 256) {
+        s = kura_err(KURA_E_INVALID, "partitions must be 1..256, not %u", parts);
+        goto out;
+    }
+    if (db->ntrees == db->trees_cap) {
+        size_t cap = db->trees_cap ? db->trees_cap * 2 : 8;
+        kura_tree **nt = realloc(db->trees, cap * sizeof *nt);
+        if (!nt) {
+            s = kura_err(KURA_E_NOMEM, "tree %s: out of memory", name);
+            goto out;
+        }
+        db->trees = nt;
+        db->trees_cap = cap;
+    }
+    if (!(t = calloc(1, sizeof *t)) || !(t->name = strdup(name))) {
+        free(t);
+        t = NULL;
+        s = kura_err(KURA_E_NOMEM, "tree %s: out of memory", name);
+        goto out;
+    }
+    t->db = db;
+    t->nparts = parts;
+    t->hash_prefixed = topts && topts->hash_prefixed_keys;
+    s = tree_open_parts(db, t, true);
+    if (s == KURA_OK) {
+        db->trees[db->ntrees++] = t;
+        s = catalog_write(db); /* the tree exists once the catalog says so */
+        if (s != KURA_OK)
+            db->ntrees--;
+    }
+    if (s != KURA_OK) {
+        tree_close(t);
+        t = NULL;
+    }
+out:
+    kmutex_unlock(&db->mu);
+    if (s == KURA_OK)
+        *tree_out = t;
+    return s;
+}
+
+static void remove_dir_files(io_env *io, const char *dir)
+{
+    char **names = NULL, path[4096];
+    size_t n = 0;
+    if (io_list_dir(io, dir, &names, &n) != KURA_OK)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        if (io_unlink(io, path) != KURA_OK)
+            remove_dir_files(io, path), io_rmdir(io, path);
+    }
+    io_free_names(names, n);
+}
+
+kura_status kura_tree_drop(kura_db *db, kura_tree *t)
+{
+    kmutex_lock(&db->mu);
+    size_t i = 0;
+    while (i < db->ntrees && db->trees[i] != t)
+        i++;
+    if (i == db->ntrees) {
+        kmutex_unlock(&db->mu);
+        return kura_err(KURA_E_INVALID, "drop: not an open tree of this database");
+    }
+    db->trees[i] = db->trees[--db->ntrees];
+    kura_status s = catalog_write(db); /* once this is durable the tree is gone */
+    if (s != KURA_OK) {
+        db->trees[db->ntrees++] = t;
+        kmutex_unlock(&db->mu);
+        return s;
+    }
+    kmutex_unlock(&db->mu);
+    io_env *io = db->io;
+    char *dir = strdup(t->dir);
+    tree_close(t);
+    if (dir) {
+        remove_dir_files(io, dir); /* leftovers are harmless: no catalog entry names them */
+        io_rmdir(io, dir);
+        free(dir);
+    }
+    return KURA_OK;
+}
+
+size_t kura_tree_list(kura_db *db, const char **names_out, size_t cap)
+{
+    kmutex_lock(&db->mu);
+    size_t n = db->ntrees;
+    for (size_t i = 0; i < n && i < cap; i++)
+        names_out[i] = db->trees[i]->name;
+    kmutex_unlock(&db->mu);
+    return n;
+}
+
+uint32_t kura_tree_partitions(const kura_tree *t)
+{
+    return t->nparts;
+}
+
+uint32_t kura_tree_partition_of(const kura_tree *t, const void *key, size_t klen)
+{
+    if (t->nparts == 1)
+        return 0;
+    uint64_t h = t->hash_prefixed && klen >= 8 ? dec_fixed64_be(key) : kura_hash64(key, klen);
+    return kura_hash_bucket(h, t->nparts);
+}
+
+static kura_status check_key(const kura_tree *t, size_t klen)
+{
+    if (klen == 0 || klen > MAX_KEY)
+        return kura_err(KURA_E_INVALID, "key of %zu bytes: keys are 1..%d bytes", klen, MAX_KEY);
+    if (t->hash_prefixed && klen < 8)
+        return kura_err(KURA_E_INVALID, "key of %zu bytes: this tree's keys start with an "
+                                        "8-byte hash", klen);
+    return KURA_OK;
+}
+
+static bool want_sync(const kura_tree *t, const kura_write_options *wo)
+{
+    int d = wo && wo->durability >= 0 ? wo->durability : (int)t->db->opts.durability;
+    return d == KURA_SYNC;
+}
+
+/* One reusable batch per thread keeps single puts free of allocation. */
+static _Thread_local lsm_batch tls_batch;
+static _Thread_local bool tls_batch_ready;
+
+static lsm_batch *thread_batch(void)
+{
+    if (!tls_batch_ready) {
+        lsm_batch_init(&tls_batch);
+        tls_batch_ready = true;
+    } else {
+        lsm_batch_clear(&tls_batch);
+    }
+    return &tls_batch;
+}
+
+kura_status kura_put(kura_tree *t, const kura_write_options *wo, const void *key, size_t klen,
+                     const void *val, size_t vlen)
+{
+    kura_status s = check_key(t, klen);
+    if (s != KURA_OK)
+        return s;
+    if (vlen > MAX_VALUE)
+        return kura_err(KURA_E_INVALID, "value of %zu bytes: at most %d", vlen, MAX_VALUE);
+    lsm_batch *b = thread_batch();
+    if ((s = lsm_batch_put(b, key, klen, val, vlen)) != KURA_OK)
+        return s;
+    return lsm_write(t->parts[kura_tree_partition_of(t, key, klen)], b, want_sync(t, wo));
+}
+
+kura_status kura_delete(kura_tree *t, const kura_write_options *wo, const void *key, size_t klen)
+{
+    kura_status s = check_key(t, klen);
+    if (s != KURA_OK)
+        return s;
+    lsm_batch *b = thread_batch();
+    if ((s = lsm_batch_delete(b, key, klen)) != KURA_OK)
+        return s;
+    return lsm_write(t->parts[kura_tree_partition_of(t, key, klen)], b, want_sync(t, wo));
+}
+
+kura_status kura_get(kura_tree *t, const kura_read_options *ro, const void *key, size_t klen,
+                     void **val_out, size_t *vlen_out)
+{
+    kura_status s = check_key(t, klen);
+    if (s != KURA_OK)
+        return s;
+    kbuf v = KBUF_INIT;
+    uint64_t snap = ro && ro->snapshot ? ro->snapshot->seq : 0;
+    bool fill = ro ? ro->fill_cache : true;
+    s = lsm_get(t->parts[kura_tree_partition_of(t, key, klen)], key, klen, snap, fill, &v);
+    if (s != KURA_OK) {
+        kbuf_free(&v);
+        return s;
+    }
+    if (!v.data && !(v.data = malloc(1)))
+        return kura_err(KURA_E_NOMEM, "get: out of memory");
+    *val_out = v.data;
+    *vlen_out = v.len;
+    return KURA_OK;
+}
+
+kura_status kura_tree_flush(kura_tree *t)
+{
+    kura_status first = KURA_OK;
+    for (uint32_t p = 0; p < t->nparts; p++) {
+        kura_status s = lsm_flush(t->parts[p]);
+        if (first == KURA_OK)
+            first = s;
+    }
+    return first;
+}
+
+kura_status kura_tree_compact(kura_tree *t)
+{
+    kura_status first = KURA_OK;
+    for (uint32_t p = 0; p < t->nparts; p++) {
+        kura_status s = lsm_compact_all(t->parts[p]);
+        if (first == KURA_OK)
+            first = s;
+    }
+    return first;
+}

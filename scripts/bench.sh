@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# bench.sh - builds kura-bench (Release) and runs the standard comparison of kura against
+# RocksDB, LevelDB, LMDB and SQLite; the tables and the JSON go to $BUILD_DIR/bench/.
+#
+# Usage: scripts/bench.sh [kura-bench flags]
+#   Flags given here override the standard ones (the last occurrence of a flag wins), e.g.
+#   scripts/bench.sh --num=100000 --repeat=1      a quick run
+#   scripts/bench.sh --engines=rocksdb,leveldb    peers only
+# Environment:
+#   BUILD_DIR  the CMake build directory (default: build). It must be a Release build
+#              without sanitizers; a missing one is configured as such.
+#   BENCH_DIR  where the databases are made (default: $BUILD_DIR/bench/data). Use a real
+#              disk file system, not tmpfs: fillsync and recover measure the disk.
+#
+# Writes $BUILD_DIR/bench/bench-<UTC time>.{txt,json} and points latest.{txt,json} at them.
+# Exit status: kura-bench's (0 all runs succeeded, 1 some run failed, 2 bad flags).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
+out=$build/bench
+data=${BENCH_DIR:-$out/data}
+
+cache=$build/CMakeCache.txt
+if [[ -f $cache ]]; then
+    type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$cache")
+    sanitize=$(sed -n 's/^KURA_SANITIZE:[A-Z]*=//p' "$cache")
+    if [[ $type != Release || $sanitize == ON ]]; then
+        echo "bench.sh: $build is a '$type' build (KURA_SANITIZE=$sanitize);" \
+             "benchmarks need Release without sanitizers: set BUILD_DIR" >&2
+        exit 2
+    fi
+else
+    cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKURA_SANITIZE=OFF >/dev/null
+fi
+cmake --build "$build" --target kura-bench -j2
+
+mkdir -p "$out"
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+base=$out/bench-$stamp
+
+# The standard comparison (docs/BENCHMARKS.md). compact runs right after the reads, on the
+# --num keys of overwrite; fillsync and recover start fresh databases of their own.
+set +e
+"$build/bin/kura-bench" \
+    --engines=all \
+    --workloads=fillseq,fillrandom,overwrite,readrandom,readmissing,seekrandom,readseq,compact,fillsync,recover \
+    --num=1000000 --key-size=16 --value-size=100 --threads=1 --repeat=3 \
+    --sync-num=20000 --partitions=4 --memtable-mb=64 --cache-mb=32 --seed=301 \
+    --dir="$data" --json="$base.json" "$@" | tee "$base.txt"
+status=${PIPESTATUS[0]}
+set -e
+
+if [[ -f $base.json ]]; then
+    ln -sfn "$(basename "$base.json")" "$out/latest.json"
+    ln -sfn "$(basename "$base.txt")" "$out/latest.txt"
+    echo "bench.sh: results in $base.json and $base.txt"
+fi
+exit "$status"

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian packages kura needs. Usage: scripts/setup.sh [build|test|bench|all]
+#   build: compiler, CMake and the libraries kura links (default)
+#   test:  build + cmocka, clang (libFuzzer, sanitizers)
+#   bench: build + the benchmark peers (RocksDB, LevelDB, LMDB, SQLite)
+#   all:   everything
+# Only missing packages are installed; run as root or with sudo available.
+set -euo pipefail
+
+what=${1:-build}
+pkgs=(build-essential cmake pkg-config liblz4-dev zlib1g-dev libxxhash-dev libjansson-dev)
+case "$what" in
+  build) ;;
+  test)  pkgs+=(libcmocka-dev clang libclang-rt-14-dev python3) ;;
+  bench) pkgs+=(librocksdb-dev libleveldb-dev liblmdb-dev libsqlite3-dev) ;;
+  all)   pkgs+=(libcmocka-dev clang libclang-rt-14-dev python3
+                librocksdb-dev libleveldb-dev liblmdb-dev libsqlite3-dev) ;;
+  *) echo "usage: $0 [build|test|bench|all]" >&2; exit 2 ;;
+esac
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "setup: installing ${missing[*]}"
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -q
+"${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,249 @@
+/*
+ * engine_kv_test.c - the raw key/value API end to end: puts, gets, deletes, batches, snapshots
+ * and iterators across partitions, through flushes, compactions and reopen, checked against a
+ * reference array.
+ */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { NKEYS = 20000 };
+
+typedef struct model {
+    char *val[NKEYS]; /* NULL = absent */
+} model;
+
+static void key_of(int i, char *buf)
+{
+    snprintf(buf, 16, "key%08d", i);
+}
+
+static kura_options small_opts(void)
+{
+    kura_options o;
+    kura_options_init(&o);
+    o.memtable_budget_bytes = 1 << 20; /* 1 MiB per partition minimum: forces flushes */
+    o.durability = KURA_RELAXED;
+    o.l0_compaction_trigger = 2;
+    o.level1_bytes = 256 << 10;
+    o.sstable_target_bytes = 64 << 10;
+    o.block_cache_bytes = 1 << 20;
+    return o;
+}
+
+static void check_model(kura_tree *t, const model *m)
+{
+    char k[16];
+    for (int i = 0; i < NKEYS; i++) {
+        key_of(i, k);
+        void *v = NULL;
+        size_t vlen = 0;
+        kura_status s = kura_get(t, NULL, k, 11, &v, &vlen);
+        if (m->val[i]) {
+            if (s != KURA_OK)
+                fail_msg("key %s: %s (%s), expected %s", k, kura_status_str(s), kura_last_error(),
+                         m->val[i]);
+            assert_int_equal(vlen, strlen(m->val[i]));
+            assert_memory_equal(v, m->val[i], vlen);
+            kura_free(v);
+        } else if (s != KURA_E_NOT_FOUND) {
+            fail_msg("key %s: %s, expected not found", k, kura_status_str(s));
+        }
+    }
+    /* forward and backward scans equal the model */
+    kura_iter *it;
+    assert_kura_ok(kura_iter_new(t, NULL, &it));
+    int i = 0;
+    for (kura_iter_seek_first(it); kura_iter_valid(it); kura_iter_next(it)) {
+        while (i < NKEYS && !m->val[i])
+            i++;
+        assert_true(i < NKEYS);
+        size_t kl, vl;
+        const char *kk = kura_iter_key(it, &kl), *vv = kura_iter_value(it, &vl);
+        key_of(i, k);
+        assert_int_equal(kl, 11);
+        assert_memory_equal(kk, k, 11);
+        assert_int_equal(vl, strlen(m->val[i]));
+        assert_memory_equal(vv, m->val[i], vl);
+        i++;
+    }
+    assert_kura_ok(kura_iter_status(it));
+    while (i < NKEYS && !m->val[i])
+        i++;
+    assert_int_equal(i, NKEYS);
+    i = NKEYS - 1;
+    for (kura_iter_seek_last(it); kura_iter_valid(it); kura_iter_prev(it)) {
+        while (i >= 0 && !m->val[i])
+            i--;
+        assert_true(i >= 0);
+        size_t kl;
+        const char *kk = kura_iter_key(it, &kl);
+        key_of(i, k);
+        assert_memory_equal(kk, k, 11);
+        i--;
+    }
+    while (i >= 0 && !m->val[i])
+        i--;
+    assert_int_equal(i, -1);
+    kura_iter_free(it);
+}
+
+static void set_model(model *m, int i, const char *v)
+{
+    free(m->val[i]);
+    m->val[i] = v ? strdup(v) : NULL;
+}
+
+static void test_random_ops_flush_compact_reopen(void **state)
+{
+    (void)state;
+    char *dir = test_mkdtemp("engine-kv");
+    uint64_t seed = test_seed();
+    kura_options o = small_opts();
+    kura_db *db;
+    kura_tree *t;
+    model *m = calloc(1, sizeof *m);
+    assert_kura_ok(kura_open(dir, &o, &db));
+    assert_kura_ok(kura_tree_open(db, "t", NULL, &t));
+    assert_int_equal(kura_tree_partitions(t), 4);
+    char k[16], v[160];
+    for (int round = 0; round < 3; round++) {
+        for (int n = 0; n < 40000; n++) {
+            int i = (int)(test_rand(&seed) % NKEYS);
+            key_of(i, k);
+            if (test_rand(&seed) % 8 == 0) {
+                assert_kura_ok(kura_delete(t, NULL, k, 11));
+                set_model(m, i, NULL);
+            } else {
+                int len = snprintf(v, sizeof v, "value-%d-%d-%0*d", round, n,
+                                   (int)(test_rand(&seed) % 100), 7);
+                assert_kura_ok(kura_put(t, NULL, k, 11, v, (size_t)len));
+                set_model(m, i, v);
+            }
+        }
+        check_model(t, m);
+        kura_stats st;
+        kura_get_stats(db, &st);
+        assert_true(st.flushes > 0);
+        if (round == 1) {
+            assert_kura_ok(kura_tree_compact(t));
+            check_model(t, m);
+        }
+        assert_kura_ok(kura_close(db));
+        assert_kura_ok(kura_open(dir, &o, &db));
+        assert_kura_ok(kura_tree_open(db, "t", NULL, &t));
+        check_model(t, m);
+    }
+    kura_stats st;
+    kura_get_stats(db, &st);
+    assert_int_equal(st.readonly_partitions, 0);
+    assert_kura_ok(kura_close(db));
+    for (int i = 0; i < NKEYS; i++)
+        free(m->val[i]);
+    free(m);
+    test_rmrf(dir);
+}
+
+static void test_snapshot_survives_compaction(void **state)
+{
+    (void)state;
+    char *dir = test_mkdtemp("engine-snap");
+    kura_options o = small_opts();
+    kura_db *db;
+    kura_tree *t;
+    assert_kura_ok(kura_open(dir, &o, &db));
+    assert_kura_ok(kura_tree_open(db, "t", NULL, &t));
+    assert_kura_ok(kura_put(t, NULL, "a", 1, "old", 3));
+    assert_kura_ok(kura_put(t, NULL, "b", 1, "gone-later", 10));
+    const kura_snapshot *snap = kura_snapshot_new(db);
+    assert_non_null(snap);
+    assert_kura_ok(kura_put(t, NULL, "a", 1, "new", 3));
+    assert_kura_ok(kura_delete(t, NULL, "b", 1));
+    assert_kura_ok(kura_tree_compact(t));
+    kura_read_options ro;
+    kura_read_options_init(&ro);
+    ro.snapshot = snap;
+    void *v;
+    size_t n;
+    assert_kura_ok(kura_get(t, &ro, "a", 1, &v, &n));
+    assert_memory_equal(v, "old", 3);
+    kura_free(v);
+    assert_kura_ok(kura_get(t, &ro, "b", 1, &v, &n));
+    assert_memory_equal(v, "gone-later", 10);
+    kura_free(v);
+    assert_kura_ok(kura_get(t, NULL, "a", 1, &v, &n));
+    assert_memory_equal(v, "new", 3);
+    kura_free(v);
+    assert_kura_status(kura_get(t, NULL, "b", 1, &v, &n), KURA_E_NOT_FOUND);
+    kura_snapshot_free(db, snap);
+    assert_kura_ok(kura_close(db));
+    test_rmrf(dir);
+}
+
+static void test_batches_and_validation(void **state)
+{
+    (void)state;
+    char *dir = test_mkdtemp("engine-batch");
+    kura_db *db;
+    kura_tree *t, *t1;
+    assert_kura_ok(kura_open(dir, NULL, &db));
+    assert_kura_ok(kura_tree_open(db, "multi", NULL, &t));
+    kura_tree_options to = {.partitions = 1};
+    assert_kura_ok(kura_tree_open(db, "single", &to, &t1));
+    kura_batch *b = kura_batch_new();
+    /* find two keys in different partitions of the 4-partition tree */
+    char k1[16] = "key00000000", k2[16];
+    int j = 1;
+    do
+        key_of(j++, k2);
+    while (kura_tree_partition_of(t, k2, 11) == kura_tree_partition_of(t, k1, 11));
+    assert_kura_ok(kura_batch_put(b, k1, 11, "1", 1));
+    assert_kura_ok(kura_batch_put(b, k2, 11, "2", 1));
+    assert_kura_status(kura_write(t, NULL, b), KURA_E_INVALID);
+    assert_kura_ok(kura_write(t1, NULL, b)); /* one partition: fine */
+    kura_batch_clear(b);
+    assert_kura_ok(kura_batch_delete(b, k1, 11));
+    assert_kura_ok(kura_batch_put(b, "zz", 2, "3", 1));
+    assert_kura_ok(kura_write(t1, NULL, b));
+    void *v;
+    size_t n;
+    assert_kura_status(kura_get(t1, NULL, k1, 11, &v, &n), KURA_E_NOT_FOUND);
+    assert_kura_ok(kura_get(t1, NULL, k2, 11, &v, &n));
+    kura_free(v);
+    kura_batch_free(b);
+    assert_kura_status(kura_put(t, NULL, "", 0, "x", 1), KURA_E_INVALID);
+    assert_kura_status(kura_tree_open(db, "bad/name", NULL, &t), KURA_E_INVALID);
+    kura_tree_options hp = {.hash_prefixed_keys = true};
+    kura_tree *th;
+    assert_kura_ok(kura_tree_open(db, "hashed", &hp, &th));
+    assert_kura_status(kura_put(th, NULL, "short", 5, "x", 1), KURA_E_INVALID);
+    const char *names[8];
+    assert_int_equal(kura_tree_list(db, names, 8), 3);
+    assert_kura_ok(kura_tree_drop(db, th));
+    assert_int_equal(kura_tree_list(db, names, 8), 2);
+    assert_kura_ok(kura_close(db));
+    /* the catalog remembers the trees and their partition counts */
+    assert_kura_ok(kura_open(dir, NULL, &db));
+    assert_int_equal(kura_tree_list(db, names, 8), 2);
+    assert_kura_ok(kura_tree_open(db, "single", NULL, &t1));
+    assert_int_equal(kura_tree_partitions(t1), 1);
+    assert_kura_ok(kura_get(t1, NULL, "zz", 2, &v, &n));
+    kura_free(v);
+    /* a second open of the same directory is refused while the first holds it */
+    kura_db *db2;
+    assert_kura_status(kura_open(dir, NULL, &db2), KURA_E_BUSY);
+    assert_kura_ok(kura_close(db));
+    test_rmrf(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_random_ops_flush_compact_reopen),
+        cmocka_unit_test(test_snapshot_survives_compaction),
+        cmocka_unit_test(test_batches_and_validation),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
