@@ -17,7 +17,7 @@ RESULT_FIELDS = ["engine", "workload", "threads", "num", "ops_per_sec", "mb_per_
                  "p50_us", "p99_us", "bytes_on_disk", "peak_rss_bytes", "runs"]
 RUN_FIELDS = ["repeat", "num", "ops_per_sec", "mb_per_sec", "p50_us", "p99_us",
               "bytes_on_disk", "peak_rss_bytes", "seconds", "found"]
-MACHINE_FIELDS = ["cpu_model", "cores", "mem_bytes", "kernel", "fs", "date"]
+MACHINE_FIELDS = ["cpu_model", "cores", "mem_bytes", "kernel", "fs", "date", "load_avg_1m"]
 SETTINGS_FIELDS = ["command", "engines", "workloads", "num", "key_size", "value_size",
                    "threads", "repeat", "sync_num", "partitions", "memtable_mb", "cache_mb",
                    "seed", "engine_settings"]

@@ -26,12 +26,12 @@ static unsigned bucket_of(uint64_t ns)
     return BENCH_HIST_EXACT + (e - BENCH_HIST_SUB_BITS - 1) * SUB_COUNT + sub;
 }
 
-/* The smallest value of bucket i and the bucket's width. */
+/* The smallest value of bucket i and the width over which its samples are spread. */
 static void bucket_range(unsigned i, double *lower_out, double *width_out)
 {
-    if (i < BENCH_HIST_EXACT) {
+    if (i < BENCH_HIST_EXACT) { /* holds only the value i: nothing to interpolate */
         *lower_out = i;
-        *width_out = 1;
+        *width_out = 0;
         return;
     }
     unsigned j = i - BENCH_HIST_EXACT;

@@ -51,7 +51,7 @@ static void usage(FILE *out)
             "  --cache-mb=C       block/page cache of each engine (default 32)\n"
             "  --seed=S           random seed; the same seed gives the same keys (default 301)\n"
             "  --help             this text\n\n"
-            "Workloads (default order: " DEFAULT_WORKLOADS "):\n");
+            "Workloads (the default list is all of them, in this order):\n");
     for (size_t i = 0; i < bench_nworkloads; i++)
         fprintf(out, "  %-12s %s\n", bench_workloads[i].name, bench_workloads[i].help);
     fprintf(out, "\nEngines: ");
@@ -122,10 +122,15 @@ static int parse_engines(const char *arg, bench_config *cfg)
         const bench_engine *e = bench_engine_find(tok[i]);
         if (e == NULL && all)
             continue;
-        if (e == NULL)
-            return bad_usage("engine '%s' is not compiled into this kura-bench (CMake did "
-                             "not find it; see --help for the engines compiled in)",
-                             tok[i]);
+        if (e == NULL) {
+            fprintf(stderr, "kura-bench: engine '%s' is not compiled into this kura-bench "
+                            "(CMake did not find it). Compiled in:", tok[i]);
+            for (size_t k = 0; k < bench_engine_nnames; k++)
+                if (bench_engine_find(bench_engine_names[k]) != NULL)
+                    fprintf(stderr, " %s", bench_engine_names[k]);
+            fprintf(stderr, "\n");
+            return 2;
+        }
         for (size_t k = 0; k < cfg->nengines; k++)
             if (cfg->engines[k] == e)
                 return bad_usage("engine '%s' is listed twice", tok[i]);

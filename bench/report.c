@@ -88,8 +88,9 @@ static void rp_engine_settings(const bench_config *cfg, size_t e, char *buf, siz
 
 void bench_report_header(FILE *out, const bench_config *cfg, const bench_machine *m)
 {
-    fprintf(out, "kura-bench on %s (%u cores, %.1f GiB), %s, %s (%s), %s\n", m->cpu_model,
-            m->cores, (double)m->mem_bytes / (1u << 30), m->kernel, cfg->dir, m->fs, m->date);
+    fprintf(out, "kura-bench on %s (%u cores, %.1f GiB), %s, %s (%s), %s, load %.2f\n",
+            m->cpu_model, m->cores, (double)m->mem_bytes / (1u << 30), m->kernel, cfg->dir,
+            m->fs, m->date, m->load_avg_1m);
     fprintf(out, "command: %s\n", cfg->command);
     for (size_t e = 0; e < cfg->nengines; e++) {
         char buf[1024];
@@ -164,6 +165,7 @@ static void rp_json_machine(bench_json *j, const bench_machine *m)
     bj_string(j, "kernel", m->kernel);
     bj_string(j, "fs", m->fs);
     bj_string(j, "date", m->date);
+    bj_double(j, "load_avg_1m", m->load_avg_1m);
     bj_object_end(j);
 }
 

@@ -8,7 +8,7 @@
  * whose single operation is the whole workload, that is the inverse ratio of the seconds.
  *
  * JSON layout:
- *   {"machine": {"cpu_model", "cores", "mem_bytes", "kernel", "fs", "date"},
+ *   {"machine": {"cpu_model", "cores", "mem_bytes", "kernel", "fs", "date", "load_avg_1m"},
  *    "settings": {"command", "engines": [..], "workloads": [..], "num", "key_size",
  *                 "value_size", "threads", "repeat", "sync_num", "partitions",
  *                 "memtable_mb", "cache_mb", "seed", "dir", "engine_settings": {name: ..}},

@@ -195,6 +195,8 @@ void bench_machine_probe(const char *dir, bench_machine *m_out)
     else
         snprintf(m.kernel, sizeof m.kernel, "unknown");
     probe_fs(dir, m.fs, sizeof m.fs);
+    if (getloadavg(&m.load_avg_1m, 1) != 1)
+        m.load_avg_1m = -1;
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);

@@ -30,6 +30,7 @@ typedef struct bench_machine {
     char kernel[256];
     char fs[64]; /* file-system type of the benchmark directory, e.g. "ext4" */
     char date[32]; /* UTC, ISO 8601 */
+    double load_avg_1m; /* other load on the machine when the benchmark started; -1 unknown */
 } bench_machine;
 
 /* Describes this machine and the file system that holds `dir` (which must exist). Fields

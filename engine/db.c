@@ -29,7 +29,7 @@ void kura_options_init(kura_options *o)
     o->l0_compaction_trigger = 4;
     o->l0_slowdown_trigger = 12;
     o->l0_stop_trigger = 20;
-    o->level1_bytes = 64ull << 20;
+    o->level1_bytes = 16ull << 20;
     o->sstable_target_bytes = 4ull << 20;
 }
 

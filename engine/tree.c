@@ -4,6 +4,7 @@
  */
 #include "engine/db_int.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,19 +215,37 @@ static bool want_sync(const kura_tree *t, const kura_write_options *wo)
     return d == KURA_SYNC;
 }
 
-/* One reusable batch per thread keeps single puts free of allocation. */
-static _Thread_local lsm_batch tls_batch;
-static _Thread_local bool tls_batch_ready;
+/* One reusable batch per thread keeps single puts free of allocation; freed at thread exit. */
+static pthread_key_t batch_key;
+static pthread_once_t batch_once = PTHREAD_ONCE_INIT;
+
+static void free_thread_batch(void *p)
+{
+    lsm_batch_free(p);
+    free(p);
+}
+
+static void make_batch_key(void)
+{
+    pthread_key_create(&batch_key, free_thread_batch);
+}
 
 static lsm_batch *thread_batch(void)
 {
-    if (!tls_batch_ready) {
-        lsm_batch_init(&tls_batch);
-        tls_batch_ready = true;
+    pthread_once(&batch_once, make_batch_key);
+    lsm_batch *b = pthread_getspecific(batch_key);
+    if (!b) {
+        if (!(b = malloc(sizeof *b)))
+            return NULL;
+        lsm_batch_init(b);
+        if (pthread_setspecific(batch_key, b) != 0) {
+            free_thread_batch(b);
+            return NULL;
+        }
     } else {
-        lsm_batch_clear(&tls_batch);
+        lsm_batch_clear(b);
     }
-    return &tls_batch;
+    return b;
 }
 
 kura_status kura_put(kura_tree *t, const kura_write_options *wo, const void *key, size_t klen,
@@ -238,6 +257,8 @@ kura_status kura_put(kura_tree *t, const kura_write_options *wo, const void *key
     if (vlen > MAX_VALUE)
         return kura_err(KURA_E_INVALID, "value of %zu bytes: at most %d", vlen, MAX_VALUE);
     lsm_batch *b = thread_batch();
+    if (!b)
+        return kura_err(KURA_E_NOMEM, "put: out of memory");
     if ((s = lsm_batch_put(b, key, klen, val, vlen)) != KURA_OK)
         return s;
     return lsm_write(t->parts[kura_tree_partition_of(t, key, klen)], b, want_sync(t, wo));
@@ -249,6 +270,8 @@ kura_status kura_delete(kura_tree *t, const kura_write_options *wo, const void *
     if (s != KURA_OK)
         return s;
     lsm_batch *b = thread_batch();
+    if (!b)
+        return kura_err(KURA_E_NOMEM, "delete: out of memory");
     if ((s = lsm_batch_delete(b, key, klen)) != KURA_OK)
         return s;
     return lsm_write(t->parts[kura_tree_partition_of(t, key, klen)], b, want_sync(t, wo));

@@ -62,7 +62,8 @@ const char *kura_last_error(void);
 
 typedef enum kura_durability {
     KURA_SYNC = 0,    /* a write returns once its WAL record is fdatasync'ed (default) */
-    KURA_RELAXED = 1, /* WAL written at once, fdatasync'ed every relaxed_sync_ms */
+    KURA_RELAXED = 1, /* WAL buffered, written and fdatasync'ed every relaxed_sync_ms: a crash
+                       * (process or machine) may lose the last relaxed_sync_ms of writes */
 } kura_durability;
 
 typedef enum kura_compression {
@@ -88,7 +89,7 @@ typedef struct kura_options {
     uint32_t l0_compaction_trigger;   /* L0 files that start a compaction, default 4 */
     uint32_t l0_slowdown_trigger;     /* L0 files that start delaying writes, default 12 */
     uint32_t l0_stop_trigger;         /* L0 files that stop writes until compacted, default 20 */
-    uint64_t level1_bytes;            /* target size of L1, default 64 MiB; x10 per level */
+    uint64_t level1_bytes;            /* target size of L1 per partition, default 16 MiB; x10 per level */
     uint64_t sstable_target_bytes;    /* output file size of compactions, default 4 MiB */
     struct io_env *io;                /* borrowed, must outlive the database; NULL = POSIX */
 } kura_options;

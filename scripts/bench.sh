@@ -4,7 +4,8 @@
 #
 # Usage: scripts/bench.sh [kura-bench flags]
 #   Flags given here override the standard ones (the last occurrence of a flag wins), e.g.
-#   scripts/bench.sh --num=100000 --repeat=1      a quick run
+#   scripts/bench.sh --repeat=3                   medians of 3 runs (~20 min instead of ~7)
+#   scripts/bench.sh --num=100000                 a quick run
 #   scripts/bench.sh --engines=rocksdb,leveldb    peers only
 # Environment:
 #   BUILD_DIR  the CMake build directory (default: build). It must be a Release build
@@ -40,12 +41,14 @@ stamp=$(date -u +%Y%m%dT%H%M%SZ)
 base=$out/bench-$stamp
 
 # The standard comparison (docs/BENCHMARKS.md). compact runs right after the reads, on the
-# --num keys of overwrite; fillsync and recover start fresh databases of their own.
+# --num keys of overwrite; fillsync and recover start fresh databases of their own. One
+# repeat: on the 2-core machine a 5-engine run at 1M keys takes ~7 minutes, two thirds of it
+# SQLite's one-transaction-per-write fills; --repeat=3 gives medians in ~20 minutes.
 set +e
 "$build/bin/kura-bench" \
     --engines=all \
     --workloads=fillseq,fillrandom,overwrite,readrandom,readmissing,seekrandom,readseq,compact,fillsync,recover \
-    --num=1000000 --key-size=16 --value-size=100 --threads=1 --repeat=3 \
+    --num=1000000 --key-size=16 --value-size=100 --threads=1 --repeat=1 \
     --sync-num=20000 --partitions=4 --memtable-mb=64 --cache-mb=32 --seed=301 \
     --dir="$data" --json="$base.json" "$@" | tee "$base.txt"
 status=${PIPESTATUS[0]}

@@ -76,8 +76,17 @@ uint64_t wal_writer_synced(const wal_writer *w);
 /* True once an append or a sync has failed. Any thread. */
 bool wal_writer_failed(const wal_writer *w);
 
-/* Closes the file and frees the writer, without syncing. Returns the error of io_close, if
- * any; the writer is freed either way. NULL is a no-op. */
+/* Buffers up to cap framed bytes in memory before handing them to the OS (0, the default:
+ * every add is one io_append). Pending bytes reach the OS when cap is reached, at
+ * wal_writer_flush, at wal_writer_sync and at wal_writer_close: a crash of the process loses
+ * them, so use it only where acknowledged writes need not survive a crash until the next sync
+ * (relaxed durability). Call before the first add. */
+void wal_writer_set_buffer(wal_writer *w, size_t cap);
+/* Hands buffered bytes to the OS (no sync). A failure fails the writer as a failed add does. */
+kura_status wal_writer_flush(wal_writer *w);
+
+/* Closes the file and frees the writer, without syncing (buffered bytes are flushed first).
+ * Returns the first error, if any; the writer is freed either way. NULL is a no-op. */
 kura_status wal_writer_close(wal_writer *w);
 
 #endif

@@ -52,7 +52,7 @@ compaction *compaction_pick(version *v, kbuf *compact_pointer)
     if (!c)
         return NULL;
     c->level = level;
-    c->out_level = level + 1;
+    c->out_level = level == 0 ? v->base_level : level + 1;
     file_meta *pick = v->files[level][0];
     kbuf *cp = &compact_pointer[level];
     if (cp->len)
@@ -96,8 +96,12 @@ compaction *compaction_whole_level(version *v, int level)
     compaction *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
+    /* into the next level holding data (levels in between are empty), else the last */
+    int out = level + 1;
+    while (out < LSM_LEVELS - 1 && !v->nfiles[out])
+        out++;
     c->level = level;
-    c->out_level = level + 1;
+    c->out_level = out;
     for (size_t i = 0; i < v->nfiles[level]; i++)
         if (!push_input(c, 0, v->files[level][i]))
             goto fail;

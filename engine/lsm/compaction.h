@@ -1,10 +1,10 @@
 /*
  * compaction.h - choosing compactions and writing sorted runs of SSTables.
  *
- * Leveled compaction as LevelDB: level 0 compacts when it holds l0_compaction_trigger files,
- * level n >= 1 when it holds more than level1_bytes * 10^(n-1). A compaction merges the chosen
- * files of level n with the overlapping files of level n+1 into new files of level n+1. The same
- * writer (build_tables) also flushes memtables.
+ * Leveled compaction with dynamic level sizes (version_score): level 0 compacts into the base
+ * level when it holds l0_compaction_trigger files, level n >= 1 into n+1 when it outgrows its
+ * target. A compaction merges the chosen files with the overlapping files of the output level
+ * into new files of the output level. The same writer (build_tables) also flushes memtables.
  *
  * What a merge drops: a version of a key hidden by a newer version that every reader can see
  * (both at or below the oldest snapshot), and a tombstone at or below the oldest snapshot when no
@@ -29,7 +29,8 @@ typedef struct compaction {
  * internal key, may be empty) makes each level's compactions go round-robin through its key
  * space; it is updated. On allocation failure returns NULL too. */
 compaction *compaction_pick(version *v, kbuf *compact_pointer);
-/* All files of `level` and their overlaps in level+1 (manual full compaction), or NULL. */
+/* All files of `level` and their overlaps in the next level below that holds data (or the
+ * last level): one step of a manual full compaction. NULL if the level is empty. */
 compaction *compaction_whole_level(version *v, int level);
 void compaction_free(compaction *c);
 /* Adds the deletion of every input to the edit. */

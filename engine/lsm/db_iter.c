@@ -64,10 +64,12 @@ static void fail(db_iter *di, kura_status s)
     clear_saved_value(di);
 }
 
+/* Copies p[0..n) into b. b->data is never NULL afterwards, even for n == 0, so key() and
+ * value() never return NULL for an empty key or value. */
 static bool save(db_iter *di, kbuf *b, const uint8_t *p, size_t n)
 {
     kbuf_clear(b);
-    if (kbuf_append(b, p, n))
+    if (kbuf_reserve(b, n ? n : 1) && kbuf_append(b, p, n))
         return true;
     fail(di, kura_err(KURA_E_NOMEM, "iterator: out of memory saving %zu bytes", n));
     return false;

@@ -145,7 +145,9 @@ kura_status lsm_get(lsm_tree *t, const uint8_t *key, size_t klen, uint64_t snaps
     kura_status s;
     if (mt_get(p.mem, key, klen, snapshot, val_out, &type) ||
         (p.imm && mt_get(p.imm, key, klen, snapshot, val_out, &type))) {
-        s = type == IKEY_TYPE_VALUE ? KURA_OK : KURA_E_NOT_FOUND;
+        s = type == IKEY_TYPE_VALUE   ? KURA_OK
+            : type == MT_TYPE_NOMEM ? KURA_E_NOMEM /* message set by mt_get */
+                                    : KURA_E_NOT_FOUND;
     } else {
         uint8_t stackbuf[256];
         uint8_t *ik = klen + IKEY_TRAILER <= sizeof stackbuf ? stackbuf : malloc(klen + 8);

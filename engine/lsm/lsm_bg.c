@@ -17,8 +17,6 @@
 #include "util/ikey.h"
 #include "util/status.h"
 
-enum { MAX_PUSHDOWN_LEVEL = 2 };
-
 static void flush_job(void *arg);
 static void compact_job(void *arg);
 
@@ -61,30 +59,23 @@ static void sst_options_for(lsm_tree *t, int level, const version *v, sst_option
     o->compression = bottom && level > 0 ? t->opts.bottom_compression : t->opts.compression;
 }
 
-/* The level a flushed table covering [lo, hi] may go to: 0, or deeper while nothing overlaps. */
+/* The level a flushed table covering [lo, hi] goes to. Level 0, unless the range overlaps no
+ * file at any level (a sequential load): then straight to the base level (where level 0 would
+ * compact it anyway), so that appends in key order are never rewritten. */
 static int pick_flush_level(lsm_tree *t, const version *v, const uint8_t *lo, size_t lolen,
                             const uint8_t *hi, size_t hilen)
 {
     if (t->compacting || t->compact_scheduled)
         return 0;
-    int level = 0;
-    while (level < MAX_PUSHDOWN_LEVEL) {
-        file_meta **f = NULL;
-        size_t n = 0, cap = 0;
-        bool overlap = version_overlapping(v, level, lo, lolen, hi, hilen, &f, &n, &cap) !=
-                           KURA_OK ||
-                       n > 0;
-        n = 0;
-        if (!overlap && version_overlapping(v, level + 1, lo, lolen, hi, hilen, &f, &n, &cap) !=
-                            KURA_OK)
-            overlap = true;
-        overlap = overlap || n > 0;
-        free(f);
-        if (overlap)
-            break;
-        level++;
-    }
-    return level;
+    file_meta **f = NULL;
+    size_t n = 0, cap = 0;
+    for (int level = 0; level < LSM_LEVELS && n == 0; level++)
+        if (version_overlapping(v, level, lo, lolen, hi, hilen, &f, &n, &cap) != KURA_OK)
+            n = 1;
+    free(f);
+    if (n > 0)
+        return 0;
+    return v->base_level;
 }
 
 /* The user-key range of a memtable: its first and last entries. */
@@ -138,6 +129,7 @@ static void flush_job(void *arg)
         s = io_crash_point(t->sh->io, "flush.after_table");
 
     kmutex_lock(&t->mu);
+    bool logged = s == KURA_OK; /* the edit may reach the manifest from here on */
     if (s == KURA_OK) {
         edit.has_log_number = true;
         edit.log_number = log_end;
@@ -153,7 +145,10 @@ static void flush_job(void *arg)
         __atomic_add_fetch(&t->sh->flushes, 1, __ATOMIC_RELAXED);
         lsm_delete_obsolete(t, false);
     } else {
-        build_ctx_unlink_outputs(&c); /* after a crash this fails too: cleaned at open */
+        /* Once the edit was handed to the manifest (even if its sync failed) it may be
+         * durable and name the table: keep it; the next open deletes it if unreferenced. */
+        if (!logged)
+            build_ctx_unlink_outputs(&c); /* after a crash this fails too: cleaned at open */
         lsm_set_error(t, s);
     }
     t->pushdown_flush = false;
@@ -200,6 +195,7 @@ kura_status lsm_run_compaction(lsm_tree *t, compaction *c)
     if (s == KURA_OK)
         s = io_crash_point(t->sh->io, "compaction.after_tables");
     kmutex_lock(&t->mu);
+    bool logged = s == KURA_OK; /* as in flush_job: a logged edit may name the outputs */
     if (s == KURA_OK)
         s = vs_log_and_apply(&t->vs, &edit);
     if (s == KURA_OK)
@@ -207,7 +203,7 @@ kura_status lsm_run_compaction(lsm_tree *t, compaction *c)
     if (s == KURA_OK) {
         __atomic_add_fetch(&t->sh->compactions, 1, __ATOMIC_RELAXED);
         lsm_delete_obsolete(t, false);
-    } else {
+    } else if (!logged) {
         build_ctx_unlink_outputs(&bc);
     }
     version_unref(base);

@@ -51,6 +51,8 @@ kura_status file_meta_open(io_env *io, block_cache *cache, const char *dir, uint
     f->min_seq = min_seq;
     f->max_seq = max_seq;
     kura_status s = sst_reader_open(io, f->path, file_size, cache, &f->reader);
+    if (s == KURA_E_NOT_FOUND) /* the manifest names it: its absence is damage */
+        s = kura_err(KURA_E_CORRUPTION, "%s: table named by the manifest is missing", f->path);
     if (s != KURA_OK) {
         free(f->path);
         kbuf_free(&f->smallest);
@@ -115,17 +117,19 @@ uint64_t version_level_bytes(const version *v, int level)
 
 void version_score(version *v, const lsm_options *o)
 {
-    int best = -1;
-    double best_score = -1;
-    uint64_t max_bytes = o->level1_bytes;
-    for (int l = 0; l < LSM_LEVELS - 1; l++) {
-        double score;
-        if (l == 0) {
-            score = (double)v->nfiles[0] / o->l0_compaction_trigger;
-        } else {
-            score = (double)version_level_bytes(v, l) / (double)max_bytes;
-            max_bytes *= 10;
-        }
+    const int last = LSM_LEVELS - 1;
+    uint64_t bytes_last = version_level_bytes(v, last);
+    int base = last;
+    for (uint64_t t = bytes_last; base > 1 && t / 10 >= o->level1_bytes; t /= 10)
+        base--;
+    v->base_level = base;
+    int best = 0;
+    double best_score = (double)v->nfiles[0] / o->l0_compaction_trigger;
+    uint64_t target = bytes_last;
+    for (int l = last - 1; l >= 1; l--) {
+        target /= 10;
+        uint64_t t = target > o->level1_bytes ? target : o->level1_bytes;
+        double score = (double)version_level_bytes(v, l) / (double)t;
         if (score > best_score) {
             best = l;
             best_score = score;

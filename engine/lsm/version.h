@@ -39,6 +39,7 @@ typedef struct version {
     size_t nfiles[LSM_LEVELS];
     int compaction_level; /* best level to compact, by score */
     double compaction_score;
+    int base_level; /* where level 0 compacts to (dynamic level sizes, see version_score) */
 } version;
 
 /* Opens the SSTable (reader into the shared block cache). Returns a file with refcount 1. */
@@ -56,7 +57,12 @@ void version_unref(version *v);
 /* Sum of file sizes in a level. */
 uint64_t version_level_bytes(const version *v, int level);
 
-/* Computes compaction_level/score (L0: files / trigger; Ln: bytes / target). */
+/* Computes base_level and compaction_level/score. Level sizes are dynamic, as RocksDB's
+ * level_compaction_dynamic_level_bytes: the last level holds most data; level n's target is
+ * max(level1_bytes, bytes(last) / 10^(last - n)); level 0 compacts into the base level, the
+ * highest level whose target is still >= level1_bytes. A small tree thus keeps one run in the
+ * last level plus level 0, instead of a chain of half-empty levels that each cost a read.
+ * Scores: L0 = files / trigger; Ln = bytes / target. */
 void version_score(version *v, const lsm_options *o);
 
 /* Looks key up at snapshot: KURA_OK with the value in val_out, KURA_E_NOT_FOUND if missing or

@@ -140,17 +140,20 @@ static size_t rand_ukey(uint64_t *rng, uint8_t *out, unsigned letters, unsigned 
     return n;
 }
 
-/* Entry with a random user key, the given seq, random type (deletes if del_pct > 0). */
-static entry rand_entry(uint64_t *rng, uint64_t seq, unsigned del_pct, size_t src)
+/* Entry with a random user key, the given seq, random type (del_pct % deletions). A deletion
+ * has no value, as in a memtable. */
+static entry rand_entry(uint64_t *rng, uint64_t seq, unsigned del_pct, size_t src,
+                        unsigned letters, unsigned maxlen)
 {
     entry e = {.src = src};
     uint8_t uk[8];
-    size_t uklen = rand_ukey(rng, uk, 3, 5);
+    size_t uklen = rand_ukey(rng, uk, letters, maxlen);
     unsigned type = test_rand(rng) % 100 < del_pct ? IKEY_TYPE_DELETE : IKEY_TYPE_VALUE;
     ikey_encode(e.key, uk, uklen, seq, type);
     e.klen = uklen + IKEY_TRAILER;
-    e.vlen = (size_t)snprintf((char *)e.val, sizeof e.val, "s%llu/%zu", (unsigned long long)seq,
-                              src);
+    if (type == IKEY_TYPE_VALUE)
+        e.vlen = (size_t)snprintf((char *)e.val, sizeof e.val, "s%llu/%zu",
+                                  (unsigned long long)seq, src);
     return e;
 }
 
@@ -241,6 +244,25 @@ typedef struct inputs {
  * unless `dups` copies some earlier entries into later vector inputs). Roughly half the
  * inputs are memtables.
  */
+/* Adds to v[0..c) a copy of a random earlier entry, relabelled as coming from input k, unless
+ * v has that internal key already. Returns the number of entries added (0 or 1). */
+static size_t copy_entry(const inputs *in, entry *v, size_t c, size_t k, uint64_t *rng)
+{
+    entry d = in->all[test_rand(rng) % in->nall];
+    for (size_t j = 0; j < c; j++)
+        if (ikey_cmp(v[j].key, v[j].klen, d.key, d.klen) == 0)
+            return 0;
+    d.src = k;
+    if (d.vlen) { /* "s<seq>/<src>" becomes "s<seq>/<src>/<k>" */
+        char orig[sizeof d.val];
+        memcpy(orig, d.val, d.vlen);
+        d.vlen = (size_t)snprintf((char *)d.val, sizeof d.val, "%.*s/%zu", (int)d.vlen, orig, k);
+        assert_true(d.vlen < sizeof d.val);
+    }
+    v[c] = d;
+    return 1;
+}
+
 static inputs make_inputs(uint64_t *rng, size_t n, size_t per, unsigned letters, unsigned maxlen,
                           unsigned del_pct, bool dups)
 {
@@ -258,35 +280,10 @@ static inputs make_inputs(uint64_t *rng, size_t n, size_t per, unsigned letters,
         bool use_mt = test_rand(rng) % 2 == 0;
         size_t c = 0;
         for (size_t t = 0; t < cnt; t++) {
-            if (dups && !use_mt && in.nall && test_rand(rng) % 4 == 0) {
-                entry d = in.all[test_rand(rng) % in.nall]; /* same internal key, new source */
-                bool have = false;
-                for (size_t j = 0; j < c; j++) /* at most one copy per input */
-                    have |= ikey_cmp(v[j].key, v[j].klen, d.key, d.klen) == 0;
-                if (have)
-                    continue;
-                d.src = k;
-                if (d.vlen) { /* "s<seq>/<src>" becomes "s<seq>/<src>/<k>" */
-                    char orig[sizeof d.val];
-                    memcpy(orig, d.val, d.vlen);
-                    d.vlen = (size_t)snprintf((char *)d.val, sizeof d.val, "%.*s/%zu",
-                                              (int)d.vlen, orig, k);
-                    assert_true(d.vlen < sizeof d.val);
-                }
-                v[c++] = d;
-                continue;
-            }
-            v[c] = (entry){.src = k};
-            uint8_t uk[8];
-            size_t uklen = rand_ukey(rng, uk, letters, maxlen);
-            unsigned type = test_rand(rng) % 100 < del_pct ? IKEY_TYPE_DELETE : IKEY_TYPE_VALUE;
-            ikey_encode(v[c].key, uk, uklen, seq, type);
-            v[c].klen = uklen + IKEY_TRAILER;
-            if (type == IKEY_TYPE_VALUE) /* a memtable keeps no value for a deletion */
-                v[c].vlen = (size_t)snprintf((char *)v[c].val, sizeof v[c].val, "s%llu/%zu",
-                                             (unsigned long long)seq, k);
-            seq++;
-            c++;
+            if (dups && !use_mt && in.nall && test_rand(rng) % 4 == 0)
+                c += copy_entry(&in, v, c, k, rng);
+            else
+                v[c++] = rand_entry(rng, seq++, del_pct, k, letters, maxlen);
         }
         qsort(v, c, sizeof *v, entry_cmp);
         memcpy(in.all + in.nall, v, c * sizeof *v);
@@ -475,7 +472,7 @@ static void test_concat_random(void **state)
         entry *e = calloc(n, sizeof *e);
         assert_non_null(e);
         for (size_t i = 0; i < n; i++) /* distinct seqs: distinct internal keys */
-            e[i] = rand_entry(&rng, i + 1, 0, 0);
+            e[i] = rand_entry(&rng, i + 1, 0, 0, 3, 5);
         qsort(e, n, sizeof *e, entry_cmp);
         level l;
         level_split(&l, e, n, &rng);
@@ -536,7 +533,7 @@ static void test_concat_errors(void **state)
         entry *e = calloc(n, sizeof *e);
         assert_non_null(e);
         for (size_t i = 0; i < n; i++)
-            e[i] = rand_entry(&rng, i + 1, 0, 0);
+            e[i] = rand_entry(&rng, i + 1, 0, 0, 3, 5);
         qsort(e, n, sizeof *e, entry_cmp);
         level l;
         level_split(&l, e, n, &rng);
