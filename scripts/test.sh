@@ -11,7 +11,7 @@ jobs=$(nproc)
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DKURA_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$jobs"
 echo "== ASan+UBSan build: ctest (all labels) =="
-(cd build-asan && KURA_TEST_SCALE=${KURA_TEST_SCALE_ASAN:-1} ctest --output-on-failure -j"$jobs")
+(cd build-asan && KURA_TEST_SCALE=${KURA_TEST_SCALE_ASAN:-0.25} ctest --output-on-failure -j"$jobs")
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$jobs"

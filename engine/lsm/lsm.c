@@ -52,7 +52,8 @@ kura_status lsm_open(lsm_shared *sh, const lsm_options *opts, const char *dir, b
                      lsm_tree **t_out, uint64_t *max_seq_out)
 {
     lsm_tree *t = calloc(1, sizeof *t);
-    if (!t || !(t->dir = strdup(dir)) || !(t->mem = mt_new()) || !(t->cq = wal_cq_new())) {
+    if (!t || !(t->dir = strdup(dir)) || !(t->mem = mt_new_sized(opts->write_buffer_bytes)) ||
+        !(t->cq = wal_cq_new())) {
         if (t) {
             if (t->mem)
                 mt_unref(t->mem);

@@ -259,7 +259,7 @@ kura_status lsm_flush(lsm_tree *t)
         kcond_wait(&t->bg_cv, &t->mu);
     if (t->bg_error == KURA_OK && mt_entries(t->mem) > 0) {
         s = lsm_new_wal(t);
-        memtable *m = s == KURA_OK ? mt_new() : NULL;
+        memtable *m = s == KURA_OK ? mt_new_sized(t->opts.write_buffer_bytes) : NULL;
         if (s == KURA_OK && !m)
             s = kura_err(KURA_E_NOMEM, "%s: out of memory", t->dir);
         if (s == KURA_OK) {

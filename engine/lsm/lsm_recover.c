@@ -2,10 +2,20 @@
  * lsm_recover.c - replaying a partition's WAL segments into its memtable at open.
  *
  * Segments numbered at or above the manifest's log number hold writes not yet in any table;
- * they are replayed in number order. A torn tail ends a segment (those writes were never
- * acknowledged as durable); corruption before it fails the open with the file and offset
- * (docs/format/wal.md). Replayed segments stay on disk until the memtable they filled is
- * flushed, so a crash during or right after recovery loses nothing.
+ * they are replayed in number order. A torn tail ends the newest segment (those writes were
+ * never acknowledged as durable); corruption before it fails the open with the file and
+ * offset (docs/format/wal.md). Replayed segments stay on disk until the memtable they filled
+ * is flushed, so a crash during or right after recovery loses nothing.
+ *
+ * Damage that the framing alone cannot see is caught by cross-checks with the manifest:
+ *  - the segment named by the log number must exist (a flush never deletes it); if it is gone
+ *    while newer ones exist, the manifest lost its latest edits (e.g. a truncated MANIFEST) and
+ *    opening would roll the partition back;
+ *  - every recovery records in the manifest where each replayed segment's records ended; a
+ *    later recovery that finds such a segment shorter is looking at damage, not a torn write;
+ *  - only the newest segment may end in a torn record: an older one was synced when the next
+ *    segment was started, so a torn tail followed by newer records is a hole in the commit
+ *    order.
  */
 #include "engine/lsm/lsm_int.h"
 
@@ -36,17 +46,23 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static kura_status replay_one(lsm_tree *t, uint64_t number, replay_ctx *c)
+/* Replays one segment. *end_out: where its last whole record ends; *torn_out: whether it
+ * ended in a torn record. Stops at the recorded end, if any. */
+static kura_status replay_one(lsm_tree *t, uint64_t number, replay_ctx *c, uint64_t *end_out,
+                              bool *torn_out, uint64_t *nrecs_out)
 {
     char path[4096], what[4200];
     snprintf(path, sizeof path, "%s/%06llu.log", t->dir, (unsigned long long)number);
+    int64_t recorded = vs_wal_end(&t->vs, number);
     wal_reader *r = NULL;
     kura_status s = wal_reader_open(t->sh->io, path, IO_KIND_WAL, &r);
     if (s != KURA_OK)
         return s;
     const uint8_t *rec;
     size_t len;
-    while ((s = wal_reader_next(r, &rec, &len)) == KURA_OK) {
+    uint64_t end = 0, nrecs = 0;
+    while ((recorded < 0 || end < (uint64_t)recorded) &&
+           (s = wal_reader_next(r, &rec, &len)) == KURA_OK) {
         snprintf(what, sizeof what, "%s: record at offset %llu", path,
                  (unsigned long long)wal_reader_record_offset(r));
         if ((s = lsm_rep_iterate(rec, len, replay_entry, c, what)) != KURA_OK)
@@ -54,15 +70,28 @@ static kura_status replay_one(lsm_tree *t, uint64_t number, replay_ctx *c)
         /* an empty batch still consumed a sequence number */
         if (lsm_rep_count(rec) == 0 && lsm_rep_seq(rec) > c->max_seq)
             c->max_seq = lsm_rep_seq(rec);
+        end = wal_reader_end_offset(r);
+        nrecs++;
     }
+    bool torn = s == KURA_E_NOT_FOUND && wal_reader_torn_at(r) >= 0;
     uint64_t size = 0;
     if (io_path_size(t->sh->io, path, &size) == KURA_OK)
         t->wal_bytes_live += size;
     wal_reader_close(r);
-    return s == KURA_E_NOT_FOUND ? KURA_OK : s;
+    if (s == KURA_E_NOT_FOUND && recorded >= 0 && end < (uint64_t)recorded)
+        return kura_err(KURA_E_CORRUPTION, "%s: records end at offset %llu, but a recovery read "
+                                           "them up to offset %lld",
+                        path, (unsigned long long)end, (long long)recorded);
+    if (s != KURA_OK && s != KURA_E_NOT_FOUND)
+        return s;
+    *end_out = end;
+    *torn_out = torn && recorded < 0;
+    *nrecs_out = nrecs;
+    return KURA_OK;
 }
 
-kura_status lsm_replay_wals(lsm_tree *t, uint64_t *max_seq_out)
+/* The numbers of the WAL segments at or above the log number, sorted, in *nums_out. */
+static kura_status list_wals(lsm_tree *t, uint64_t **nums_out, size_t *n_out)
 {
     char **names = NULL;
     size_t n = 0;
@@ -85,13 +114,50 @@ kura_status lsm_replay_wals(lsm_tree *t, uint64_t *max_seq_out)
     }
     io_free_names(names, n);
     qsort(nums, nn, sizeof *nums, cmp_u64);
+    *nums_out = nums;
+    *n_out = nn;
+    return KURA_OK;
+}
+
+kura_status lsm_replay_wals(lsm_tree *t, uint64_t *max_seq_out)
+{
+    uint64_t *nums = NULL;
+    size_t nn = 0;
+    kura_status s = list_wals(t, &nums, &nn);
+    if (s != KURA_OK)
+        return s;
+    /* (no segment at all: the tree's creation stopped before its first segment existed) */
+    if (!t->vs.created && nn > 0 && nums[0] != t->vs.log_number) {
+        free(nums);
+        return kura_err(KURA_E_CORRUPTION, "%s/%06llu.log: the manifest's oldest needed WAL "
+                                           "segment is missing (MANIFEST-%06llu lost edits?)",
+                        t->dir, (unsigned long long)t->vs.log_number,
+                        (unsigned long long)t->vs.manifest_number);
+    }
     replay_ctx c = {t->mem, *max_seq_out};
+    version_edit ends;
+    edit_init(&ends);
+    int64_t torn_number = -1; /* a segment that ended torn: newer records must not follow */
     for (size_t i = 0; i < nn && s == KURA_OK; i++) {
-        s = replay_one(t, nums[i], &c);
+        uint64_t end = 0, nrecs = 0;
+        bool torn = false;
+        s = replay_one(t, nums[i], &c, &end, &torn, &nrecs);
+        if (s == KURA_OK && nrecs > 0 && torn_number >= 0)
+            s = kura_err(KURA_E_CORRUPTION, "%s/%06llu.log: ends in a damaged record, but newer "
+                                            "segment %06llu holds records",
+                         t->dir, (unsigned long long)torn_number, (unsigned long long)nums[i]);
+        if (s == KURA_OK && torn)
+            torn_number = (int64_t)nums[i];
+        if (s == KURA_OK)
+            s = edit_add_wal_end(&ends, nums[i], end);
         if (nums[i] >= t->vs.next_file)
             t->vs.next_file = nums[i] + 1;
     }
     free(nums);
+    /* remember where the segments end, so that later damage to them is seen */
+    if (s == KURA_OK && ends.nwal_ends > 0)
+        s = vs_log_and_apply(&t->vs, &ends);
+    edit_free(&ends);
     if (s == KURA_OK)
         *max_seq_out = c.max_seq;
     return s;

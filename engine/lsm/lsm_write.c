@@ -22,11 +22,21 @@ enum { GROUP_MAX = 128, GROUP_MAX_BYTES = 1 << 20, WAL_BUFFER_BYTES = 64 << 10 }
 
 kura_status lsm_new_wal(lsm_tree *t)
 {
+    /* The old segment is made durable before the new one exists: only the newest segment
+     * may ever end in a torn record (lsm_recover.c relies on it). */
+    kura_status s = KURA_OK;
+    kmutex_lock(&t->wal_mu);
+    wal_writer *old = t->wal;
+    if (old && !wal_writer_failed(old) && wal_writer_synced(old) < wal_writer_size(old))
+        s = wal_writer_sync(old);
+    kmutex_unlock(&t->wal_mu);
+    if (s != KURA_OK)
+        return s;
     char path[4096];
     uint64_t number = vs_new_file_number(&t->vs);
     snprintf(path, sizeof path, "%s/%06llu.log", t->dir, (unsigned long long)number);
     wal_writer *w = NULL;
-    kura_status s = wal_writer_open(t->sh->io, path, IO_KIND_WAL, &w);
+    s = wal_writer_open(t->sh->io, path, IO_KIND_WAL, &w);
     /* relaxed: records reach the OS in ~64 KiB writes, and disk at the periodic sync */
     if (s == KURA_OK && t->opts.durability == KURA_RELAXED)
         wal_writer_set_buffer(w, WAL_BUFFER_BYTES);
@@ -37,18 +47,13 @@ kura_status lsm_new_wal(lsm_tree *t)
         return s;
     }
     kmutex_lock(&t->wal_mu);
-    wal_writer *old = t->wal;
-    if (old) {
+    if (old)
         t->wal_bytes_live += wal_writer_size(old);
-        /* the old segment's data is needed until its memtable is flushed */
-        if (!wal_writer_failed(old) && wal_writer_synced(old) < wal_writer_size(old))
-            s = wal_writer_sync(old);
-    }
     t->wal = w;
     t->wal_number = number;
     kmutex_unlock(&t->wal_mu);
     wal_writer_close(old);
-    return s;
+    return KURA_OK;
 }
 
 static void sleep_us(uint64_t us)
@@ -88,7 +93,7 @@ static kura_status make_room(lsm_tree *t)
                 lsm_set_error(t, s);
                 return s;
             }
-            memtable *m = mt_new();
+            memtable *m = mt_new_sized(t->opts.write_buffer_bytes);
             if (!m)
                 return kura_err(KURA_E_NOMEM, "%s: out of memory for a memtable", t->dir);
             t->imm = t->mem;

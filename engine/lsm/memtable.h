@@ -30,6 +30,9 @@ typedef struct memtable memtable;
 
 /* A new empty memtable with a reference count of 1, or NULL if memory runs out. */
 memtable *mt_new(void);
+/* As mt_new, with the point-lookup bloom filter sized for about expected_bytes of entries
+ * (~10 bits per entry up to 4 MiB of filter); mt_new() sizes it for a small memtable. */
+memtable *mt_new_sized(size_t expected_bytes);
 
 /* Takes / drops a reference. Both are thread-safe. The last mt_unref() frees the memtable;
  * mt_unref(NULL) is a no-op. */

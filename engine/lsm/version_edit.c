@@ -16,6 +16,7 @@ enum {
     TAG_LAST_SEQ = 3,
     TAG_DELETED_FILE = 4,
     TAG_NEW_FILE = 5,
+    TAG_WAL_END = 6,
 };
 
 void edit_init(version_edit *e)
@@ -31,6 +32,7 @@ void edit_free(version_edit *e)
     }
     free(e->added);
     free(e->deleted);
+    free(e->wal_ends);
     edit_init(e);
 }
 
@@ -79,6 +81,14 @@ kura_status edit_delete_file(version_edit *e, int level, uint64_t number)
     return KURA_OK;
 }
 
+kura_status edit_add_wal_end(version_edit *e, uint64_t number, uint64_t end)
+{
+    if (!grow((void **)&e->wal_ends, &e->wal_ends_cap, e->nwal_ends, sizeof *e->wal_ends))
+        return kura_err(KURA_E_NOMEM, "version edit: out of memory");
+    e->wal_ends[e->nwal_ends++] = (edit_wal_end){number, end};
+    return KURA_OK;
+}
+
 kura_status edit_encode(const version_edit *e, kbuf *out)
 {
     bool ok = true;
@@ -92,6 +102,9 @@ kura_status edit_encode(const version_edit *e, kbuf *out)
         ok = ok && kbuf_put_varint(out, TAG_DELETED_FILE) &&
              kbuf_put_varint(out, (uint64_t)e->deleted[i].level) &&
              kbuf_put_varint(out, e->deleted[i].number);
+    for (size_t i = 0; i < e->nwal_ends; i++)
+        ok = ok && kbuf_put_varint(out, TAG_WAL_END) &&
+             kbuf_put_varint(out, e->wal_ends[i].number) && kbuf_put_varint(out, e->wal_ends[i].end);
     for (size_t i = 0; i < e->nadded; i++) {
         const edit_file *f = &e->added[i];
         ok = ok && kbuf_put_varint(out, TAG_NEW_FILE) && kbuf_put_varint(out, (uint64_t)f->level) &&
@@ -155,6 +168,12 @@ kura_status edit_decode(version_edit *e, const uint8_t *p, size_t len, const cha
                 goto bad;
             if (edit_add_file(e, (int)level, v[0], v[1], v[2], v[3], v[4], sk, slen, lk, llen) !=
                 KURA_OK)
+                return KURA_E_NOMEM;
+            break;
+        case TAG_WAL_END:
+            if (!(p = dec_varint64(p, end, &v[0])) || !(p = dec_varint64(p, end, &v[1])))
+                goto bad;
+            if (edit_add_wal_end(e, v[0], v[1]) != KURA_OK)
                 return KURA_E_NOMEM;
             break;
         default:

@@ -24,6 +24,12 @@ typedef struct edit_deleted {
     uint64_t number;
 } edit_deleted;
 
+/* Where a WAL segment's records ended when a recovery replayed it (so that a later recovery
+ * can tell damage from a torn tail: the segment was complete up to here). */
+typedef struct edit_wal_end {
+    uint64_t number, end;
+} edit_wal_end;
+
 typedef struct version_edit {
     bool has_log_number, has_next_file, has_last_seq;
     uint64_t log_number; /* WAL segments numbered below this are no longer needed */
@@ -33,6 +39,8 @@ typedef struct version_edit {
     size_t nadded, added_cap;
     edit_deleted *deleted;
     size_t ndeleted, deleted_cap;
+    edit_wal_end *wal_ends;
+    size_t nwal_ends, wal_ends_cap;
 } version_edit;
 
 void edit_init(version_edit *e);
@@ -42,6 +50,7 @@ kura_status edit_add_file(version_edit *e, int level, uint64_t number, uint64_t 
                           const uint8_t *smallest, size_t slen, const uint8_t *largest,
                           size_t llen);
 kura_status edit_delete_file(version_edit *e, int level, uint64_t number);
+kura_status edit_add_wal_end(version_edit *e, uint64_t number, uint64_t end);
 
 /* Appends the encoding to out. */
 kura_status edit_encode(const version_edit *e, kbuf *out);

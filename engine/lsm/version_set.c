@@ -113,6 +113,11 @@ static kura_status snapshot_edit(version_set *vs, version_edit *e)
     e->log_number = vs->log_number;
     e->next_file = vs->next_file;
     e->last_seq = vs->last_seq;
+    for (size_t i = 0; i < vs->nwal_ends; i++) {
+        kura_status s = edit_add_wal_end(e, vs->wal_ends[i].number, vs->wal_ends[i].end);
+        if (s != KURA_OK)
+            return s;
+    }
     for (int l = 0; l < LSM_LEVELS; l++)
         for (size_t i = 0; i < vs->current->nfiles[l]; i++) {
             file_meta *f = vs->current->files[l][i];
@@ -169,6 +174,42 @@ static kura_status new_manifest(version_set *vs)
     return KURA_OK;
 }
 
+int64_t vs_wal_end(const version_set *vs, uint64_t number)
+{
+    for (size_t i = 0; i < vs->nwal_ends; i++)
+        if (vs->wal_ends[i].number == number)
+            return (int64_t)vs->wal_ends[i].end;
+    return -1;
+}
+
+/* Records the edit's WAL ends and forgets those of segments below the log number. */
+static void absorb_wal_ends(version_set *vs, const version_edit *e)
+{
+    for (size_t i = 0; i < e->nwal_ends; i++) {
+        const edit_wal_end *w = &e->wal_ends[i];
+        size_t j = 0;
+        while (j < vs->nwal_ends && vs->wal_ends[j].number != w->number)
+            j++;
+        if (j == vs->nwal_ends) {
+            if (vs->nwal_ends == vs->wal_ends_cap) {
+                size_t cap = vs->wal_ends_cap ? vs->wal_ends_cap * 2 : 4;
+                edit_wal_end *n = realloc(vs->wal_ends, cap * sizeof *n);
+                if (!n)
+                    continue; /* only weakens a later damage check */
+                vs->wal_ends = n;
+                vs->wal_ends_cap = cap;
+            }
+            vs->nwal_ends++;
+        }
+        vs->wal_ends[j] = *w;
+    }
+    for (size_t j = 0; j < vs->nwal_ends;)
+        if (vs->wal_ends[j].number < vs->log_number)
+            vs->wal_ends[j] = vs->wal_ends[--vs->nwal_ends];
+        else
+            j++;
+}
+
 static void absorb_counters(version_set *vs, const version_edit *e)
 {
     if (e->has_log_number && e->log_number > vs->log_number)
@@ -177,6 +218,7 @@ static void absorb_counters(version_set *vs, const version_edit *e)
         vs->next_file = e->next_file;
     if (e->has_last_seq && e->last_seq > vs->last_seq)
         vs->last_seq = e->last_seq;
+    absorb_wal_ends(vs, e);
 }
 
 /* Folds edit e into acc, which lists the live files as additions (files are opened only once
@@ -223,7 +265,9 @@ static kura_status recover(version_set *vs, const char *current)
     edit_init(&acc);
     const uint8_t *rec;
     size_t len;
+    size_t nrecs = 0;
     while ((s = wal_reader_next(r, &rec, &len)) == KURA_OK) {
+        nrecs++;
         version_edit e;
         edit_init(&e);
         snprintf(what, sizeof what, "%s at offset %llu", path,
@@ -239,7 +283,9 @@ static kura_status recover(version_set *vs, const char *current)
     }
     wal_reader_close(r);
     if (s == KURA_E_NOT_FOUND)
-        s = KURA_OK;
+        s = nrecs ? KURA_OK
+                  : kura_err(KURA_E_CORRUPTION, "%s: no complete record (every manifest starts "
+                                                "with a synced snapshot)", path);
     version *v = NULL;
     if (s == KURA_OK)
         s = apply(vs, vs->current, &acc, &v);
@@ -274,6 +320,11 @@ kura_status vs_open(version_set *vs, io_env *io, block_cache *cache, const lsm_o
         free(cur);
     } else if (s == KURA_E_NOT_FOUND) {
         s = create ? KURA_OK : kura_err(KURA_E_CORRUPTION, "%s: CURRENT is missing", dir);
+        /* A new tree: the manifest takes the next number and the first WAL segment the one
+         * after; the very first snapshot names it, so the log number always names a segment
+         * that exists (lsm_recover.c checks it). */
+        vs->log_number = vs->next_file + 1;
+        vs->created = true;
     }
     if (s == KURA_OK)
         s = new_manifest(vs);
@@ -284,6 +335,9 @@ kura_status vs_open(version_set *vs, io_env *io, block_cache *cache, const lsm_o
 
 void vs_close(version_set *vs)
 {
+    free(vs->wal_ends);
+    vs->wal_ends = NULL;
+    vs->nwal_ends = vs->wal_ends_cap = 0;
     wal_writer_close(vs->manifest);
     vs->manifest = NULL;
     version_unref(vs->current);

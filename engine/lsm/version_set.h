@@ -27,7 +27,13 @@ typedef struct version_set {
     uint64_t manifest_number;
     wal_writer *manifest;
     version *current;
+    bool created; /* vs_open made a new tree: no WAL segment exists yet */
+    edit_wal_end *wal_ends; /* recorded ends of live WAL segments (see version_edit.h) */
+    size_t nwal_ends, wal_ends_cap;
 } version_set;
+
+/* The recorded end of WAL segment `number`, or -1 if none was recorded. */
+int64_t vs_wal_end(const version_set *vs, uint64_t number);
 
 /* Recovers from CURRENT (or, with `create` and no CURRENT, starts empty), then writes a fresh
  * manifest and switches CURRENT to it. */
