@@ -1,6 +1,7 @@
 /*
  * catalog.c - the database catalog file KURA (docs/format/catalog.md): which trees exist, with
- * their partition counts and flags. Text, one line per tree, replaced atomically.
+ * their partition counts and flags. Text, one line per tree, a CRC-32C line at the end,
+ * replaced atomically.
  */
 #include "engine/db_int.h"
 
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "util/buf.h"
+#include "util/crc32c.h"
 #include "util/status.h"
 
 enum { CATALOG_VERSION = 1, CATALOG_MAX_BYTES = 1 << 20 };
@@ -39,6 +41,10 @@ kura_status catalog_write(kura_db *db)
                      t->hash_prefixed ? 1u : 0u);
         ok = kbuf_append(&b, line, (size_t)n);
     }
+    if (ok) {
+        n = snprintf(line, sizeof line, "crc32c %08x\n", crc32c(b.data, b.len));
+        ok = kbuf_append(&b, line, (size_t)n);
+    }
     kura_status s = ok ? io_write_file_atomic(db->io, db->dir, "KURA", IO_KIND_CURRENT, b.data,
                                               b.len)
                        : kura_err(KURA_E_NOMEM, "catalog: out of memory");
@@ -57,7 +63,17 @@ kura_status catalog_load(kura_db *db)
         return catalog_write(db); /* a new database */
     if (s != KURA_OK)
         return s;
+    /* the last line is "crc32c XXXXXXXX" over everything before it */
     char *text = data, *save = NULL;
+    char *crc_line = len >= 16 ? text + len - 16 : NULL;
+    unsigned stored = 0;
+    if (!crc_line || sscanf(crc_line, "crc32c %8x\n", &stored) != 1 ||
+        crc_line[15] != '\n' || stored != crc32c(text, len - 16)) {
+        free(data);
+        return kura_err(KURA_E_CORRUPTION, "%s: checksum mismatch or missing (%zu bytes)", path,
+                        len);
+    }
+    *crc_line = 0;
     int version = 0;
     size_t lineno = 0;
     for (char *line = strtok_r(text, "\n", &save); line && s == KURA_OK;

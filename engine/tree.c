@@ -298,24 +298,27 @@ kura_status kura_get(kura_tree *t, const kura_read_options *ro, const void *key,
     return KURA_OK;
 }
 
-kura_status kura_tree_flush(kura_tree *t)
+/* Runs fn on every partition; returns the first failure with its own message. */
+static kura_status each_partition(kura_tree *t, kura_status (*fn)(lsm_tree *))
 {
     kura_status first = KURA_OK;
+    char msg[512] = "";
     for (uint32_t p = 0; p < t->nparts; p++) {
-        kura_status s = lsm_flush(t->parts[p]);
-        if (first == KURA_OK)
+        kura_status s = fn(t->parts[p]);
+        if (s != KURA_OK && first == KURA_OK) {
             first = s;
+            snprintf(msg, sizeof msg, "%s", kura_last_error());
+        }
     }
-    return first;
+    return first == KURA_OK ? KURA_OK : kura_err(first, "%s", msg);
+}
+
+kura_status kura_tree_flush(kura_tree *t)
+{
+    return each_partition(t, lsm_flush);
 }
 
 kura_status kura_tree_compact(kura_tree *t)
 {
-    kura_status first = KURA_OK;
-    for (uint32_t p = 0; p < t->nparts; p++) {
-        kura_status s = lsm_compact_all(t->parts[p]);
-        if (first == KURA_OK)
-            first = s;
-    }
-    return first;
+    return each_partition(t, lsm_compact_all);
 }

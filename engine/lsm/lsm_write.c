@@ -152,8 +152,14 @@ static kura_status commit_group(lsm_tree *t, wal_cq_waiter **group, size_t n)
 kura_status lsm_write(lsm_tree *t, lsm_batch *b, bool sync)
 {
     wal_cq_waiter w = {.payload = b, .sync = sync};
-    if (!wal_cq_join(t->cq, &w))
+    if (!wal_cq_join(t->cq, &w)) {
+        if (w.status != KURA_OK) { /* the leader's message is on the leader's thread */
+            kmutex_lock(&t->mu);
+            kura_err(w.status, "%s: group commit failed: %s", t->dir, t->bg_msg);
+            kmutex_unlock(&t->mu);
+        }
         return w.status;
+    }
     kmutex_lock(&t->mu);
     kura_status s = make_room(t);
     kmutex_unlock(&t->mu);

@@ -238,12 +238,50 @@ static void test_batches_and_validation(void **state)
     test_rmrf(dir);
 }
 
+static void test_catalog_checksum(void **state)
+{
+    (void)state;
+    char *dir = test_mkdtemp("engine-catalog");
+    kura_db *db;
+    kura_tree *t;
+    assert_kura_ok(kura_open(dir, NULL, &db));
+    assert_kura_ok(kura_tree_open(db, "orders", NULL, &t));
+    assert_kura_ok(kura_close(db));
+    char path[4096];
+    snprintf(path, sizeof path, "%s/KURA", dir);
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    char buf[256];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    assert_true(n > 20);
+    for (size_t off = 0; off < n; off++) {
+        char orig = buf[off];
+        buf[off] = (char)(orig ^ 0x04); /* e.g. a partition count 4 -> 0, a letter's case */
+        fseek(f, 0, SEEK_SET);
+        fwrite(buf, 1, n, f);
+        fflush(f);
+        kura_status s = kura_open(dir, NULL, &db);
+        if (s == KURA_OK)
+            fail_msg("a flipped bit at offset %zu of KURA went unnoticed", off);
+        assert_int_equal(s, KURA_E_CORRUPTION);
+        assert_non_null(strstr(kura_last_error(), "KURA"));
+        buf[off] = orig;
+    }
+    fseek(f, 0, SEEK_SET);
+    fwrite(buf, 1, n, f);
+    fclose(f);
+    assert_kura_ok(kura_open(dir, NULL, &db));
+    assert_kura_ok(kura_close(db));
+    test_rmrf(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_ops_flush_compact_reopen),
         cmocka_unit_test(test_snapshot_survives_compaction),
         cmocka_unit_test(test_batches_and_validation),
+        cmocka_unit_test(test_catalog_checksum),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
