@@ -28,6 +28,15 @@
  *    is not durable: a simplification on the safe side).
  *  - A failed sync (injected or real) "poisons" the file, as Linux does after a failed fsync:
  *    its synced length never grows again, even after later successful syncs.
+ *  - prealloc (io.h) writes durable zeros past the file's end, max(length, zeros end), and
+ *    leaves the append position alone: a file also has a zeros end, the durable end of its
+ *    preallocated zeros (0 without prealloc), and is max(length, zeros end) bytes long. Appends
+ *    overwrite the zeros; a sync makes [0, length) durable as always. Only the zeros become
+ *    durable by a prealloc: appended bytes past the synced length stay unsynced in the model
+ *    (the real fdatasync flushes them too, but io.h does not promise it). For rules, counts and
+ *    crash_at_op a prealloc is ONE mutating operation of type IO_OP_APPEND. A failed prealloc
+ *    (injected or real) poisons the file like a failed sync, and then neither the synced
+ *    length nor the zeros end grows again.
  *  - create (open_write or lock of a new path), mkdir, rename, unlink and rmdir change the
  *    namespace; each is durable only once sync_dir has been called on the directory it changed
  *    (both directories for a rename across directories). Until then a power loss undoes it.
@@ -69,7 +78,8 @@ io_env *io_fault_env(io_fault *f);
 /* ---- (a) error injection --------------------------------------------------------------- */
 
 /* Pseudo errno for io_fault_rule.error: an append writes the first n/2 bytes of its buffer
- * (rounded down), then fails with KURA_E_IO. For any other operation it means EIO. */
+ * (rounded down), then fails with KURA_E_IO. For any other operation (a prealloc too: it
+ * writes no zero) it means EIO. */
 enum { IO_FAULT_SHORT_WRITE = -1 };
 
 typedef struct io_fault_rule {
@@ -90,7 +100,8 @@ typedef struct io_fault_rule {
  *
  * An injected failure does nothing (the operation does not reach the base env) except:
  *  - a short write appends its partial bytes;
- *  - a failed sync poisons the file (see the model above);
+ *  - a failed sync or prealloc poisons the file (see the model above); a failed prealloc
+ *    writes no zero;
  *  - a failed close still closes and frees the file, like every close.
  * It returns KURA_E_NOSPC for ENOSPC and KURA_E_IO otherwise, with a kura_last_error() message
  * "<op> <path>: injected <error> (io_fault ...)". Matching counts operations of every thread. */
@@ -103,8 +114,8 @@ uint64_t io_fault_matching_ops(io_fault *f);
 uint64_t io_fault_injected(io_fault *f);
 
 /* Operations of type `op` since io_fault_new or io_fault_reset_counts, whether they succeeded
- * or failed. Calls refused because the env has crashed, and calls on files of a crashed
- * process (after a power loss), are not counted. */
+ * or failed (preallocs count as IO_OP_APPEND). Calls refused because the env has crashed, and
+ * calls on files of a crashed process (after a power loss), are not counted. */
 uint64_t io_fault_op_count(io_fault *f, io_op op);
 
 /* Zeroes io_fault_op_count, io_fault_mutating_ops and io_fault_point_hits. */
@@ -121,12 +132,16 @@ typedef enum { IO_LOSS_DROP = 0, IO_LOSS_TEAR = 1 } io_loss_mode;
  *     KURA_OK without touching the disk); every other operation on them fails with KURA_E_IO.
  *  2. For every file written through the env, in the order the env first saw them, the synced
  *     prefix survives and the unsynced tail is cut:
- *       DROP: truncated to the synced length;
- *       TEAR: a cut is drawn uniformly in [synced_len, len]; bytes before it survive, bytes
- *             after it are removed; then with probability 1/2 the part of the cut's 512-byte
- *             sector (by file offset) that lies in [max(sector start, synced_len), cut) is
- *             overwritten, with zeros or random bytes (a fair coin). All draws come from `seed`
- *             (splitmix64), so one seed and one sequence of operations give one outcome.
+ *       DROP: the cut is at the synced length;
+ *       TEAR: a cut is drawn uniformly in [synced_len, len]; bytes before it survive; then with
+ *             probability 1/2 the part of the cut's 512-byte sector (by file offset) that lies
+ *             in [max(sector start, synced_len), cut) is overwritten, with zeros or random
+ *             bytes (a fair coin). All draws come from `seed` (splitmix64), so one seed and
+ *             one sequence of operations give one outcome.
+ *     Bytes from the cut on are removed, except below the zeros end of a preallocated file:
+ *     there they turn back into zeros, so the file keeps max(cut, zeros end) bytes. Zeros a
+ *     failed prealloc left past that size are removed too. No random draw is made for a file
+ *     without unsynced bytes.
  *  3. Every namespace change not made durable by sync_dir is undone, the latest first: created
  *     files and directories are removed (even if their data was synced; a directory with all
  *     its content), renames are reversed and the file they replaced comes back, unlinked files
@@ -161,10 +176,10 @@ typedef enum { IO_CRASH_FREEZE = 0, IO_CRASH_EXIT = 1 } io_crash_action;
 void io_fault_crash_at(io_fault *f, const char *name, uint64_t nth, io_crash_action action);
 
 /* Arms a crash just BEFORE the nth (1-based) mutating operation counted from this call:
- * append, sync, rename, unlink, open_write, mkdir, rmdir, sync_dir (not lock, close or reads).
- * That operation does not happen. nth == 0 disarms. Independent of io_fault_crash_at: whichever
- * comes first triggers. Running a workload once and reading io_fault_mutating_ops() gives the
- * number of cut points to try. */
+ * append, prealloc, sync, rename, unlink, open_write, mkdir, rmdir, sync_dir (not lock, close
+ * or reads). That operation does not happen. nth == 0 disarms. Independent of
+ * io_fault_crash_at: whichever comes first triggers. Running a workload once and reading
+ * io_fault_mutating_ops() gives the number of cut points to try. */
 void io_fault_crash_at_op(io_fault *f, uint64_t nth, io_crash_action action);
 
 /* True while the env is crashed (from a FREEZE crash until io_fault_power_loss). */

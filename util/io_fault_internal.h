@@ -35,10 +35,15 @@ struct fault_node {
                           gone for good */
     bool visible;      /* path is a visible name, indexed in the table */
     bool tracked;      /* created or truncated through the env: len and synced_len are exact */
-    bool poisoned;     /* a sync failed: synced_len never grows again */
+    bool poisoned;     /* a sync or prealloc failed: synced_len and zeros_end never grow
+                          again */
+    bool preallocated; /* prealloc reached the base env since it was created or truncated:
+                          the file may hold zeros past len */
     io_kind kind;      /* the kind it was last opened with */
-    uint64_t len;      /* bytes appended since it was created or truncated */
-    uint64_t synced_len;
+    uint64_t len;      /* append position: bytes appended since it was created or truncated */
+    uint64_t synced_len; /* [0, synced_len) holds durable appended data */
+    uint64_t zeros_end;  /* durable end of preallocated zeros (0: none). Bytes in
+                            [len, zeros_end) are zeros; the file is max(len, zeros_end) long */
     int nopen;         /* open fault_files on it; a gone node is freed when this reaches 0 */
     fault_node *hnext; /* hash chain */
     fault_node *prev, *next; /* every node, in creation order */

@@ -5,11 +5,15 @@
  * kill the open files, cut every file's unsynced tail (DROP or TEAR), undo the namespace
  * changes not made durable by sync_dir (latest first), forget the bookkeeping.
  *
+ * A file with preallocated zeros (zeros_end > 0) keeps its durable size: what is cut from its
+ * unsynced tail below zeros_end turns back into zeros, and only what lies past zeros_end goes.
+ *
  * Cutting a file goes through the base env like everything else, which has no truncate: the
- * surviving prefix is copied to a hidden temporary file in the same directory that is then
- * renamed over the original (an empty prefix is just open_write). All randomness comes from a
- * splitmix64 stream seeded by the caller and drawn file by file in the order the env first saw
- * the files, so one seed and one sequence of operations give one outcome.
+ * surviving prefix is copied to a hidden temporary file in the same directory, zeros are
+ * appended up to the surviving size, and the copy is renamed over the original (an empty file
+ * is just open_write). All randomness comes from a splitmix64 stream seeded by the caller and
+ * drawn file by file in the order the env first saw the files, so one seed and one sequence of
+ * operations give one outcome.
  */
 #include "util/io_fault_internal.h"
 
@@ -36,9 +40,11 @@ static void loss_warn(const char *what, const char *path)
 }
 
 /* What survives of one file: its first `keep` bytes, of which [garbage_off, keep) are
- * overwritten with zeros (random false) or random bytes (random true). */
+ * overwritten with zeros (random false) or random bytes (random true), then zeros up to
+ * `size` (>= keep). */
 typedef struct loss_cut {
     uint64_t keep;
+    uint64_t size;
     uint64_t garbage_off; /* >= keep: nothing overwritten */
     bool random;
 } loss_cut;
@@ -52,7 +58,20 @@ static void fill_garbage(char *buf, uint64_t off, size_t n, const loss_cut *c, u
     }
 }
 
-/* Copies the surviving prefix of path into tmp (garbage applied). */
+/* Appends zeros to out from *off up to size; buf is a LOSS_CHUNK scratch buffer. */
+static kura_status append_zeros(io_file *out, char *buf, uint64_t *off, uint64_t size)
+{
+    memset(buf, 0, LOSS_CHUNK);
+    kura_status s = KURA_OK;
+    while (s == KURA_OK && *off < size) {
+        size_t n = size - *off < LOSS_CHUNK ? (size_t)(size - *off) : LOSS_CHUNK;
+        s = io_append(out, buf, n);
+        *off += n;
+    }
+    return s;
+}
+
+/* Copies the surviving prefix of path into tmp (garbage applied), then the zeros. */
 static kura_status copy_prefix(io_fault *f, const char *path, const char *tmp, const loss_cut *c,
                                uint64_t *rng)
 {
@@ -62,7 +81,8 @@ static kura_status copy_prefix(io_fault *f, const char *path, const char *tmp, c
                         : kura_err(KURA_E_NOMEM, "cut %s: out of memory", path);
     if (s == KURA_OK)
         s = io_open_write(f->base, tmp, IO_KIND_OTHER, &out);
-    for (uint64_t off = 0; s == KURA_OK && off < c->keep;) {
+    uint64_t off = 0;
+    while (s == KURA_OK && off < c->keep) {
         size_t want = c->keep - off < LOSS_CHUNK ? (size_t)(c->keep - off) : LOSS_CHUNK, got = 0;
         if ((s = io_read_at(in, off, buf, want, &got)) != KURA_OK || got == 0)
             break;
@@ -70,6 +90,8 @@ static kura_status copy_prefix(io_fault *f, const char *path, const char *tmp, c
         s = io_append(out, buf, got);
         off += got;
     }
+    if (s == KURA_OK)
+        s = append_zeros(out, buf, &off, c->size);
     kura_status cs = io_close(out);
     if (s == KURA_OK)
         s = cs;
@@ -81,7 +103,7 @@ static kura_status copy_prefix(io_fault *f, const char *path, const char *tmp, c
 /* Replaces the file at path by what survives of it. */
 static kura_status cut_file(io_fault *f, const char *path, const loss_cut *c, uint64_t *rng)
 {
-    if (c->keep == 0) {
+    if (c->size == 0) {
         io_file *w;
         kura_status s = io_open_write(f->base, path, IO_KIND_OTHER, &w);
         return s == KURA_OK ? io_close(w) : s;
@@ -98,13 +120,15 @@ static kura_status cut_file(io_fault *f, const char *path, const loss_cut *c, ui
     return s;
 }
 
-/* Step 2 for one file: draw what survives of its unsynced tail and cut it. */
+/* Step 2 for one file: draw what survives of its unsynced tail and cut it. The tail reverts
+ * to zeros below zeros_end and is truncated past it. A preallocated file is checked even with
+ * nothing unsynced: a failed prealloc may have left zeros past its durable size. */
 static void loss_cut_node(io_fault *f, fault_node *n, io_loss_mode mode, uint64_t *rng)
 {
-    if (!n->tracked || !n->path || n->len <= n->synced_len)
+    if (!n->tracked || !n->path || (n->len <= n->synced_len && !n->preallocated))
         return;
     loss_cut c = {.keep = n->synced_len, .garbage_off = UINT64_MAX, .random = false};
-    if (mode == IO_LOSS_TEAR) {
+    if (mode == IO_LOSS_TEAR && n->len > n->synced_len) {
         c.keep = n->synced_len + loss_rand(rng) % (n->len - n->synced_len + 1);
         uint64_t coin = loss_rand(rng);
         if (coin & 1) {
@@ -120,7 +144,10 @@ static void loss_cut_node(io_fault *f, fault_node *n, io_loss_mode mode, uint64_
     }
     if (c.keep > size)
         c.keep = size;
-    if (c.keep == size && c.garbage_off >= c.keep)
+    c.size = c.keep > n->zeros_end ? c.keep : n->zeros_end;
+    /* [keep, size) must become zeros; past len it already is */
+    bool zero_fill = c.keep < c.size && c.keep < n->len;
+    if (c.size == size && !zero_fill && c.garbage_off >= c.keep)
         return;
     if (cut_file(f, n->path, &c, rng) != KURA_OK)
         loss_warn("cut", n->path);

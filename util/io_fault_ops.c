@@ -2,12 +2,13 @@
  * io_fault_ops.c - the fault env's file operations and its io_ops table.
  *
  * This file contains the operations on files (open_read, open_write, lock, close, read_at,
- * append, sync, file_size, path_size) and the table that binds them with the namespace
- * operations of io_fault_ns.c. Each one takes the env's mutex, passes the gate (io_fault.c:
- * crash state, counts, crash_at_op, rules), calls the base env, and updates the file's node:
- * append grows len, a successful sync of an unpoisoned file sets synced_len = len, a failed
- * sync poisons it. Holding the mutex across the base call makes every operation atomic with
- * respect to crashes and power loss.
+ * append, sync, prealloc, file_size, path_size) and the table that binds them with the
+ * namespace operations of io_fault_ns.c. Each one takes the env's mutex, passes the gate
+ * (io_fault.c: crash state, counts, crash_at_op, rules), calls the base env, and updates the
+ * file's node: append grows len, a successful sync of an unpoisoned file sets synced_len = len,
+ * a successful prealloc of an unpoisoned file moves zeros_end, a failed sync or prealloc
+ * poisons it. Holding the mutex across the base call makes every operation atomic with respect
+ * to crashes and power loss.
  *
  * A file's handle outlives its "process": io_fault_power_loss closes the base file underneath
  * (fault_files_kill) and leaves the handle dead; close then only frees it.
@@ -133,8 +134,8 @@ static kura_status open_create(io_fault *f, const char *p, io_kind kind, bool is
     n->kind = kind;
     if (!is_lock) {
         n->tracked = true; /* truncated: the old content is gone, durable or not */
-        n->len = n->synced_len = 0;
-        n->poisoned = false;
+        n->len = n->synced_len = n->zeros_end = 0;
+        n->poisoned = n->preallocated = false;
     }
     if (!existed) {
         s = fault_rec_add(f, FAULT_REC_CREATE, strdup(p), NULL, NULL, NULL);
@@ -230,7 +231,9 @@ static kura_status fo_read_at(io_file *file, uint64_t off, void *buf, size_t n,
 }
 
 /* After a failed base append some bytes may have reached the file: re-read its length,
- * keeping the append's message. */
+ * keeping the append's message. Inside preallocated zeros the size does not tell how far the
+ * append got; len then becomes the end of the zeros, an overestimate that only widens what a
+ * power loss may tear (bytes there are either the append's or zeros). */
 static void append_resync(fault_file *ff)
 {
     char msg[512];
@@ -291,6 +294,44 @@ static kura_status fo_sync(io_file *file)
     return s;
 }
 
+/*
+ * Zeros past the end (io.h), counted and matched as ONE operation of type IO_OP_APPEND, and
+ * mutating. The base env writes them at the file's size, max(len, zeros_end), and syncs them:
+ * on success [start, start + nbytes) becomes durable zeros (zeros_end grows) unless the file is
+ * poisoned. Only the zeros: appended bytes past synced_len stay unsynced in the model, although
+ * the real fdatasync flushes them too (io.h promises the zeros only).
+ * A failure poisons the file as a failed sync does. An injected one (any rule error; a short
+ * write fails it whole, as EIO) never reaches the base env: no zero is written. A real one may
+ * have left zeros past max(len, zeros_end); they are not durable and a power loss removes them.
+ */
+static kura_status fo_prealloc(io_file *file, uint64_t nbytes)
+{
+    fault_file *ff = (fault_file *)file;
+    io_fault *f = fault_of(file->env);
+    int inj = 0;
+    kmutex_lock(&f->mu);
+    kura_status s = ff->inner ? fault_gate(f, IO_OP_APPEND, file->kind, true, "prealloc",
+                                           ff->path, &inj)
+                              : dead_err(ff, "prealloc");
+    if (s == KURA_OK) {
+        fault_node *n = ff->node;
+        uint64_t start = n->len > n->zeros_end ? n->len : n->zeros_end;
+        n->preallocated = true;
+        if ((s = io_prealloc(ff->inner, nbytes)) != KURA_OK)
+            n->poisoned = true;
+        else if (!n->poisoned && nbytes)
+            n->zeros_end = start + nbytes;
+    } else if (inj) {
+        ff->node->poisoned = true;
+        if (inj == IO_FAULT_SHORT_WRITE)
+            s = kura_err(KURA_E_IO, "prealloc %s: injected EIO (io_fault rule: a short write "
+                         "fails a prealloc whole, matching op #%llu)", ff->path,
+                         (unsigned long long)f->matching);
+    }
+    kmutex_unlock(&f->mu);
+    return s;
+}
+
 static kura_status fo_file_size(io_file *file, uint64_t *size_out)
 {
     fault_file *ff = (fault_file *)file;
@@ -339,5 +380,6 @@ const io_ops fault_ops = {
     .sync_dir = fault_sync_dir,
     .list_dir = fault_list_dir,
     .lock = fo_lock,
+    .prealloc = fo_prealloc,
     .crash_point = fault_crash_point,
 };

@@ -273,6 +273,33 @@ static kura_status px_lock(io_env *env, const char *path, io_file **f_out)
     return new_file(env, path, IO_KIND_LOCK, fd, 0, f_out);
 }
 
+static kura_status px_prealloc(io_file *file, uint64_t nbytes)
+{
+    posix_file *f = (posix_file *)file;
+    static const char zeros[64 * 1024];
+    struct stat st;
+    if (fstat(f->fd, &st) != 0)
+        return sys_err("fstat", f->path);
+    /* pwrite leaves the file offset, and so the append position, untouched */
+    uint64_t off = (uint64_t)st.st_size > f->size ? (uint64_t)st.st_size : f->size;
+    while (nbytes) {
+        size_t n = nbytes < sizeof zeros ? (size_t)nbytes : sizeof zeros;
+        ssize_t w = pwrite(f->fd, zeros, n, (off_t)off);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return sys_err("preallocate", f->path);
+        }
+        if (w == 0)
+            return kura_err(KURA_E_IO, "preallocate %s: no progress", f->path);
+        off += (uint64_t)w;
+        nbytes -= (uint64_t)w;
+    }
+    if (fdatasync(f->fd) != 0)
+        return sys_err("fdatasync", f->path);
+    return KURA_OK;
+}
+
 static kura_status px_crash_point(io_env *env, const char *name)
 {
     (void)env, (void)name;
@@ -295,6 +322,7 @@ static const io_ops posix_ops = {
     .sync_dir = px_sync_dir,
     .list_dir = px_list_dir,
     .lock = px_lock,
+    .prealloc = px_prealloc,
     .crash_point = px_crash_point,
 };
 

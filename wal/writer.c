@@ -42,6 +42,8 @@ struct wal_writer {
     kbuf pending;     /* framed bytes not yet handed to the OS */
     size_t buffer_cap; /* 0: every add is one io_append */
     uint64_t written; /* bytes handed to the OS */
+    uint64_t prealloc_chunk; /* 0: no preallocation */
+    uint64_t prealloc_end;   /* zeros are durable up to here */
     _Atomic uint64_t size;
     _Atomic uint64_t synced;
     _Atomic bool failed;
@@ -108,6 +110,22 @@ static bool wal_frame_record(kbuf *out, size_t *block_off, uint32_t durable_off,
     return true;
 }
 
+/* Makes sure n more bytes at `written` land in preallocated space. A failure is final. */
+static kura_status ensure_prealloc(wal_writer *w, uint64_t n)
+{
+    if (!w->prealloc_chunk || w->written + n <= w->prealloc_end)
+        return KURA_OK;
+    uint64_t need = w->written + n - w->prealloc_end;
+    uint64_t chunk = (need + w->prealloc_chunk - 1) / w->prealloc_chunk * w->prealloc_chunk;
+    kura_status s = io_prealloc(w->file, chunk);
+    if (s != KURA_OK) {
+        atomic_store(&w->failed, true);
+        return s;
+    }
+    w->prealloc_end += chunk;
+    return KURA_OK;
+}
+
 /* Hands the pending bytes to the OS. buf_mu held. A failure fails the writer for good. */
 static kura_status flush_locked(wal_writer *w)
 {
@@ -116,7 +134,9 @@ static kura_status flush_locked(wal_writer *w)
     if (atomic_load(&w->failed))
         return kura_err(KURA_E_READONLY, "%s: log writer failed after an earlier I/O error",
                         w->path);
-    kura_status s = io_append(w->file, w->pending.data, w->pending.len);
+    kura_status s = ensure_prealloc(w, w->pending.len);
+    if (s == KURA_OK)
+        s = io_append(w->file, w->pending.data, w->pending.len);
     if (s != KURA_OK) {
         atomic_store(&w->failed, true);
         return s;
@@ -129,6 +149,11 @@ static kura_status flush_locked(wal_writer *w)
 void wal_writer_set_buffer(wal_writer *w, size_t cap)
 {
     w->buffer_cap = cap;
+}
+
+void wal_writer_set_prealloc(wal_writer *w, uint64_t chunk)
+{
+    w->prealloc_chunk = chunk;
 }
 
 kura_status wal_writer_flush(wal_writer *w)
@@ -192,7 +217,8 @@ kura_status wal_writer_addv(wal_writer *w, const void *const *recs, const size_t
         kmutex_unlock(&w->buf_mu);
         if (s == KURA_E_NOMEM)
             goto out;
-    } else if ((s = io_append(w->file, w->frame.data, w->frame.len)) == KURA_OK) {
+    } else if ((s = ensure_prealloc(w, w->frame.len)) == KURA_OK &&
+               (s = io_append(w->file, w->frame.data, w->frame.len)) == KURA_OK) {
         w->written = size + w->frame.len;
     } else {
         atomic_store(&w->failed, true); /* the torn append is not counted */

@@ -82,6 +82,9 @@ bool wal_writer_failed(const wal_writer *w);
  * them, so use it only where acknowledged writes need not survive a crash until the next sync
  * (relaxed durability). Call before the first add. */
 void wal_writer_set_buffer(wal_writer *w, size_t cap);
+/* Preallocates the file in chunks of durable zeros (io_prealloc) ahead of the appends, so a
+ * sync only writes data (0, the default: none). Call before the first add. */
+void wal_writer_set_prealloc(wal_writer *w, uint64_t chunk);
 /* Hands buffered bytes to the OS (no sync). A failure fails the writer as a failed add does. */
 kura_status wal_writer_flush(wal_writer *w);
 

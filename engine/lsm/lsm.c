@@ -71,6 +71,10 @@ kura_status lsm_open(lsm_shared *sh, const lsm_options *opts, const char *dir, b
     kura_status s = vs_open(&t->vs, sh->io, sh->cache, &t->opts, t->dir, create);
     if (s == KURA_OK) {
         max_seq = t->vs.last_seq;
+        for (int l = 0; l < LSM_LEVELS; l++) /* robust against an old last_seq */
+            for (size_t i = 0; i < t->vs.current->nfiles[l]; i++)
+                if (t->vs.current->files[l][i]->max_seq > max_seq)
+                    max_seq = t->vs.current->files[l][i]->max_seq;
         s = lsm_replay_wals(t, &max_seq);
     }
     if (s == KURA_OK)

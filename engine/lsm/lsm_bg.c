@@ -133,8 +133,13 @@ static void flush_job(void *arg)
     if (s == KURA_OK) {
         edit.has_log_number = true;
         edit.log_number = log_end;
+        /* the tables' own highest sequence: entries of the memtable may not be visible
+         * yet, and recovery must never hand out a sequence a table already holds */
         edit.has_last_seq = true;
-        edit.last_seq = lsm_visible(t->sh);
+        edit.last_seq = t->vs.last_seq;
+        for (size_t i = 0; i < edit.nadded; i++)
+            if (edit.added[i].max_seq > edit.last_seq)
+                edit.last_seq = edit.added[i].max_seq;
         s = vs_log_and_apply(&t->vs, &edit);
     }
     if (s == KURA_OK)

@@ -18,7 +18,12 @@
 #include "util/ikey.h"
 #include "util/status.h"
 
-enum { GROUP_MAX = 128, GROUP_MAX_BYTES = 1 << 20, WAL_BUFFER_BYTES = 64 << 10 };
+enum {
+    GROUP_MAX = 128,
+    GROUP_MAX_BYTES = 1 << 20,
+    WAL_BUFFER_BYTES = 64 << 10,
+    WAL_PREALLOC_BYTES = 1 << 20,
+};
 
 kura_status lsm_new_wal(lsm_tree *t)
 {
@@ -40,6 +45,9 @@ kura_status lsm_new_wal(lsm_tree *t)
     /* relaxed: records reach the OS in ~64 KiB writes, and disk at the periodic sync */
     if (s == KURA_OK && t->opts.durability == KURA_RELAXED)
         wal_writer_set_buffer(w, WAL_BUFFER_BYTES);
+    /* sync: durable zeros ahead of the appends make each fdatasync a data-only write */
+    if (s == KURA_OK && t->opts.durability == KURA_SYNC)
+        wal_writer_set_prealloc(w, WAL_PREALLOC_BYTES);
     if (s == KURA_OK)
         s = io_sync_dir(t->sh->io, t->dir); /* the segment's name must survive a crash */
     if (s != KURA_OK) {
@@ -144,9 +152,16 @@ static kura_status commit_group(lsm_tree *t, wal_cq_waiter **group, size_t n)
         lsm_batch *b = group[i]->payload;
         s = lsm_rep_iterate(b->rep.data, b->rep.len, insert_one, t->mem, t->dir);
     }
-    /* publish even on failure (a hole), so later sequences are not blocked forever */
-    lsm_seq_publish(t->sh, first, first + (total ? total : 1) - 1);
+    /* complete even on failure (a hole), so later sequences are not blocked forever */
+    lsm_seq_complete(t->sh, first, first + (total ? total : 1) - 1);
     return s;
+}
+
+/* The last sequence number stamped into a committed batch. */
+static uint64_t batch_last_seq(const lsm_batch *b)
+{
+    uint32_t n = lsm_batch_count(b);
+    return lsm_rep_seq(b->rep.data) + (n ? n - 1 : 0);
 }
 
 kura_status lsm_write(lsm_tree *t, lsm_batch *b, bool sync)
@@ -157,6 +172,8 @@ kura_status lsm_write(lsm_tree *t, lsm_batch *b, bool sync)
             kmutex_lock(&t->mu);
             kura_err(w.status, "%s: group commit failed: %s", t->dir, t->bg_msg);
             kmutex_unlock(&t->mu);
+        } else {
+            lsm_seq_wait(t->sh, batch_last_seq(b)); /* read-your-writes before returning */
         }
         return w.status;
     }
@@ -173,6 +190,8 @@ kura_status lsm_write(lsm_tree *t, lsm_batch *b, bool sync)
             kmutex_unlock(&t->mu);
         }
     }
-    wal_cq_finish(t->cq, group, n, s);
+    wal_cq_finish(t->cq, group, n, s); /* the next group may start now */
+    if (s == KURA_OK)
+        lsm_seq_wait(t->sh, batch_last_seq(b));
     return s;
 }

@@ -23,6 +23,7 @@ void lsm_shared_destroy(lsm_shared *sh)
     kmutex_destroy(&sh->pub_mu);
     kmutex_destroy(&sh->snap_mu);
     free(sh->snaps);
+    free(sh->pending);
 }
 
 void lsm_seq_reset(lsm_shared *sh, uint64_t seq)
@@ -31,27 +32,53 @@ void lsm_seq_reset(lsm_shared *sh, uint64_t seq)
     __atomic_store_n(&sh->visible, seq, __ATOMIC_RELEASE);
 }
 
-void lsm_seq_publish(lsm_shared *sh, uint64_t first, uint64_t last)
+void lsm_seq_complete(lsm_shared *sh, uint64_t first, uint64_t last)
 {
-    /* Fast path: we are next in line (always so with one writer thread). */
-    for (int spin = 0; spin < 64; spin++) {
-        uint64_t expect = first - 1;
-        if (__atomic_compare_exchange_n(&sh->visible, &expect, last, false, __ATOMIC_RELEASE,
-                                        __ATOMIC_RELAXED)) {
-            /* Waiters sleep under pub_mu; taking it orders our store before their re-check. */
-            kmutex_lock(&sh->pub_mu);
-            kcond_broadcast(&sh->pub_cv);
-            kmutex_unlock(&sh->pub_mu);
-            return;
-        }
-        if (spin > 8)
-            sched_yield();
-    }
     kmutex_lock(&sh->pub_mu);
-    while (__atomic_load_n(&sh->visible, __ATOMIC_ACQUIRE) != first - 1)
+    uint64_t visible = __atomic_load_n(&sh->visible, __ATOMIC_RELAXED);
+    if (visible + 1 != first) {
+        /* an earlier range is still in flight: park this one (at most one per partition) */
+        if (sh->npending == sh->pending_cap) {
+            size_t cap = sh->pending_cap ? sh->pending_cap * 2 : 16;
+            lsm_seq_range *p = realloc(sh->pending, cap * sizeof *p);
+            while (!p) { /* cannot drop a range: it would stall visibility forever */
+                kmutex_unlock(&sh->pub_mu);
+                sched_yield();
+                kmutex_lock(&sh->pub_mu);
+                p = realloc(sh->pending, cap * sizeof *p);
+            }
+            sh->pending = p;
+            sh->pending_cap = cap;
+        }
+        sh->pending[sh->npending++] = (lsm_seq_range){first, last};
+        kmutex_unlock(&sh->pub_mu);
+        return;
+    }
+    visible = last;
+    for (size_t i = 0; i < sh->npending;) { /* absorb parked ranges that are now next */
+        if (sh->pending[i].first == visible + 1) {
+            visible = sh->pending[i].last;
+            sh->pending[i] = sh->pending[--sh->npending];
+            i = 0;
+        } else {
+            i++;
+        }
+    }
+    __atomic_store_n(&sh->visible, visible, __ATOMIC_RELEASE);
+    if (sh->nwaiters)
+        kcond_broadcast(&sh->pub_cv);
+    kmutex_unlock(&sh->pub_mu);
+}
+
+void lsm_seq_wait(lsm_shared *sh, uint64_t seq)
+{
+    if (__atomic_load_n(&sh->visible, __ATOMIC_ACQUIRE) >= seq)
+        return;
+    kmutex_lock(&sh->pub_mu);
+    sh->nwaiters++;
+    while (__atomic_load_n(&sh->visible, __ATOMIC_ACQUIRE) < seq)
         kcond_wait(&sh->pub_cv, &sh->pub_mu);
-    __atomic_store_n(&sh->visible, last, __ATOMIC_RELEASE);
-    kcond_broadcast(&sh->pub_cv);
+    sh->nwaiters--;
     kmutex_unlock(&sh->pub_mu);
 }
 

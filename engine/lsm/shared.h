@@ -4,11 +4,14 @@
  * publication, live snapshots, and memory accounting.
  *
  * Sequence numbers (DESIGN.md section 3): a partition's group-commit leader allocates a range
- * [first, last] from `last_alloc`, writes and applies its group, then publishes: it waits until
- * every smaller sequence is published and sets `visible = last`. Readers read at `visible`, so
- * a reader never sees a write before everything ordered before it is applied (and, in sync
- * mode, durable). A leader whose write failed still publishes its range (as a hole) so others
- * are never blocked.
+ * [first, last] from `last_alloc`, writes and applies its group, and marks the range complete.
+ * `visible` advances over completed ranges only while they are contiguous, so a reader, who
+ * reads at `visible`, never sees a write before everything ordered before it is applied (and,
+ * in sync mode, durable). The leader does not wait for the ranges before its own: it hands the
+ * partition to the next group at once, so partitions sync in parallel; each writer then waits
+ * (lsm_seq_wait) until its own sequence is visible before it returns, which keeps
+ * read-your-writes. A leader whose write failed still completes its range (as a hole) so
+ * others are never blocked.
  */
 #ifndef KURA_LSM_SHARED_H
 #define KURA_LSM_SHARED_H
@@ -37,6 +40,10 @@ typedef struct lsm_options {
     size_t (*prefix_len)(const uint8_t *ukey, size_t len); /* table prefix filter, or NULL */
 } lsm_options;
 
+typedef struct lsm_seq_range {
+    uint64_t first, last;
+} lsm_seq_range;
+
 typedef struct lsm_shared {
     io_env *io;
     block_cache *cache;
@@ -46,6 +53,9 @@ typedef struct lsm_shared {
     uint64_t visible;    /* atomic: highest published sequence */
     kmutex pub_mu;
     kcond pub_cv;
+    lsm_seq_range *pending; /* completed ranges waiting for an earlier one (pub_mu) */
+    size_t npending, pending_cap;
+    size_t nwaiters; /* threads in lsm_seq_wait (pub_mu) */
 
     kmutex snap_mu;
     uint64_t *snaps; /* sorted live snapshot sequences (with repeats) */
@@ -67,8 +77,10 @@ static inline uint64_t lsm_seq_alloc(lsm_shared *sh, uint64_t n)
 {
     return __atomic_fetch_add(&sh->last_alloc, n, __ATOMIC_ACQ_REL) + 1;
 }
-/* Publishes [first, last] once everything below first is published (see above). */
-void lsm_seq_publish(lsm_shared *sh, uint64_t first, uint64_t last);
+/* Marks [first, last] as applied (or failed); visible advances over contiguous ranges. */
+void lsm_seq_complete(lsm_shared *sh, uint64_t first, uint64_t last);
+/* Blocks until visible >= seq. */
+void lsm_seq_wait(lsm_shared *sh, uint64_t seq);
 /* At open: all partitions recovered up to seq. */
 void lsm_seq_reset(lsm_shared *sh, uint64_t seq);
 
