@@ -5,8 +5,8 @@
  * key to route it: hash_prefixed_keys = false). Settings: memtable_budget_bytes =
  * --memtable-mb, block_cache_bytes = --cache-mb, default_partitions = --partitions, and
  * kura's defaults for the rest (LZ4, bloom 10 bits/key, 4 KiB blocks). The fills use
- * durability KURA_RELAXED (the WAL is buffered in 64 KiB, written and synced every
- * relaxed_sync_ms), fillsync KURA_SYNC (acknowledged = fdatasync'ed, with group commit).
+ * durability KURA_RELAXED (every write group written to the WAL at once, synced
+ * every relaxed_sync_ms), fillsync KURA_SYNC (acknowledged = fdatasync'ed, with group commit).
  *
  * Handles: a kura_db and its trees are thread-safe, so a session is the adapter's database.
  */
@@ -51,8 +51,8 @@ static void ku_settings(const bench_engine_opts *o, char *buf, size_t cap)
     snprintf(buf, cap,
              "kura; one tree, %u partitions; memtable_budget_bytes %llu MiB; "
              "block_cache_bytes %llu MiB; compression %s; bloom %u bits/key; block_size %zu; "
-             "background_threads %u (0 = one per core); fills: KURA_RELAXED (WAL buffered "
-             "in 64 KiB, written and synced every %u ms); fillsync: KURA_SYNC (group commit, "
+             "background_threads %u (0 = one per core); fills: KURA_RELAXED (WAL written "
+             "at once, synced every %u ms); fillsync: KURA_SYNC (group commit, "
              "WAL preallocated in 1 MiB chunks); recover: "
              "the writer uses memtable_budget_bytes %llu MiB",
              ko.default_partitions, (unsigned long long)(ko.memtable_budget_bytes >> 20),

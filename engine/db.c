@@ -66,6 +66,8 @@ static kura_status check_options(const kura_options *o)
         o->l0_stop_trigger < o->l0_slowdown_trigger)
         return kura_err(KURA_E_INVALID,
                         "need 0 < l0_compaction_trigger <= l0_slowdown_trigger <= l0_stop_trigger");
+    if (o->wal_buffer_bytes > (64u << 20))
+        return kura_err(KURA_E_INVALID, "wal_buffer_bytes must be at most 64 MiB");
     if (o->relaxed_sync_ms == 0)
         return kura_err(KURA_E_INVALID, "relaxed_sync_ms must be positive");
     return KURA_OK;

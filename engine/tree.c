@@ -19,6 +19,7 @@ static lsm_options lsm_options_for(const kura_db *db, uint32_t nparts)
     const kura_options *o = &db->opts;
     lsm_options lo = {0};
     lo.durability = o->durability;
+    lo.wal_buffer_bytes = o->wal_buffer_bytes;
     /* half a partition's share: the active and the flushing memtable together stay in it */
     size_t share = o->memtable_budget_bytes / (2u * nparts);
     lo.write_buffer_bytes = share < (64u << 10) ? (64u << 10) : share;

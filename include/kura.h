@@ -62,8 +62,8 @@ const char *kura_last_error(void);
 
 typedef enum kura_durability {
     KURA_SYNC = 0,    /* a write returns once its WAL record is fdatasync'ed (default) */
-    KURA_RELAXED = 1, /* WAL buffered, written and fdatasync'ed every relaxed_sync_ms: a crash
-                       * (process or machine) may lose the last relaxed_sync_ms of writes */
+    KURA_RELAXED = 1, /* WAL written at once (a process crash loses nothing), fdatasync'ed every
+                       * relaxed_sync_ms (a machine crash may lose that much) */
 } kura_durability;
 
 typedef enum kura_compression {
@@ -78,6 +78,11 @@ typedef struct kura_options {
     bool create_if_missing;           /* default true */
     kura_durability durability;       /* default KURA_SYNC */
     uint32_t relaxed_sync_ms;         /* KURA_RELAXED: sync period, default 100 */
+    /* KURA_RELAXED only: collect WAL records in a buffer of this many bytes and write them
+     * when it fills or at the periodic sync, saving a write(2) per write group. Then even a
+     * crash of the process (not only of the machine) may lose the last relaxed_sync_ms of
+     * acknowledged writes. Default 0: every write group reaches the OS before it returns. */
+    size_t wal_buffer_bytes;
     uint32_t default_partitions;      /* partitions of a new tree, default 4, 1..256 */
     size_t memtable_budget_bytes;     /* all memtables of the database, default 64 MiB */
     size_t block_cache_bytes;         /* shared block cache, default 32 MiB */

@@ -21,7 +21,6 @@
 enum {
     GROUP_MAX = 128,
     GROUP_MAX_BYTES = 1 << 20,
-    WAL_BUFFER_BYTES = 64 << 10,
     WAL_PREALLOC_BYTES = 1 << 20,
 };
 
@@ -42,9 +41,9 @@ kura_status lsm_new_wal(lsm_tree *t)
     snprintf(path, sizeof path, "%s/%06llu.log", t->dir, (unsigned long long)number);
     wal_writer *w = NULL;
     s = wal_writer_open(t->sh->io, path, IO_KIND_WAL, &w);
-    /* relaxed: records reach the OS in ~64 KiB writes, and disk at the periodic sync */
-    if (s == KURA_OK && t->opts.durability == KURA_RELAXED)
-        wal_writer_set_buffer(w, WAL_BUFFER_BYTES);
+    /* relaxed, if asked: records reach the OS in buffer-sized writes (see kura.h) */
+    if (s == KURA_OK && t->opts.durability == KURA_RELAXED && t->opts.wal_buffer_bytes)
+        wal_writer_set_buffer(w, t->opts.wal_buffer_bytes);
     /* sync: durable zeros ahead of the appends make each fdatasync a data-only write */
     if (s == KURA_OK && t->opts.durability == KURA_SYNC)
         wal_writer_set_prealloc(w, WAL_PREALLOC_BYTES);

@@ -122,8 +122,10 @@ static inline int max_height(const memtable *m)
 
 /* ---- Searches (any thread) -------------------------------------------------------------- */
 
-/* The first node >= (uk, trailer), or NULL. */
-static mt_node *find_ge(const memtable *m, const uint8_t *uk, size_t uklen, uint64_t trailer)
+/* The first node >= (uk, trailer), or NULL; *lt_out (if not NULL) gets the last node before
+ * it, or the head if there is none. */
+static mt_node *search(const memtable *m, const uint8_t *uk, size_t uklen, uint64_t trailer,
+                       mt_node **lt_out)
 {
     mt_node *x = m->head, *known_ge = NULL;
     int level = max_height(m) - 1;
@@ -134,29 +136,27 @@ static mt_node *find_ge(const memtable *m, const uint8_t *uk, size_t uklen, uint
             x = next;
             continue;
         }
-        if (level == 0)
+        if (level == 0) {
+            if (lt_out)
+                *lt_out = x;
             return next;
+        }
         known_ge = next;
         level--;
     }
 }
 
+static mt_node *find_ge(const memtable *m, const uint8_t *uk, size_t uklen, uint64_t trailer)
+{
+    return search(m, uk, uklen, trailer, NULL);
+}
+
 /* The last node < (uk, trailer), or the head if there is none. */
 static mt_node *find_lt(const memtable *m, const uint8_t *uk, size_t uklen, uint64_t trailer)
 {
-    mt_node *x = m->head, *known_ge = NULL;
-    int level = max_height(m) - 1;
-    for (;;) {
-        mt_node *next = node_next(x, level);
-        if (next && next != known_ge && node_cmp(next, uk, uklen, trailer) < 0) {
-            x = next;
-            continue;
-        }
-        if (level == 0)
-            return x;
-        known_ge = next;
-        level--;
-    }
+    mt_node *lt;
+    search(m, uk, uklen, trailer, &lt);
+    return lt;
 }
 
 /* The last node, or the head if the list is empty. */

@@ -31,6 +31,7 @@ enum { LSM_LEVELS = 7 };
 typedef struct lsm_options {
     kura_durability durability;
     size_t write_buffer_bytes; /* a partition's memtable is switched at this size */
+    size_t wal_buffer_bytes;   /* relaxed: user-space WAL buffer (kura_options) */
     size_t block_size;
     uint32_t bloom_bits_per_key;
     kura_compression compression, bottom_compression;

@@ -4,7 +4,8 @@
  * creates, renames, unlinks, mkdirs and rmdirs not made durable by sync_dir are undone, while
  * the synced ones stick. Everything is checked on the real disk through the POSIX env.
  */
-#include "testutil.h"
+#define IO_FAULT_FIXTURE_TAG "io_fault_loss"
+#include "io_fault_fixture.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -12,69 +13,6 @@
 #include <string.h>
 
 #include "util/io_fault.h"
-
-typedef struct fixture {
-    char *dir;
-    io_fault *fault;
-    io_env *env;
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *fx = calloc(1, sizeof *fx);
-    fx->dir = test_mkdtemp("io_fault_loss");
-    fx->fault = io_fault_new(io_env_posix());
-    assert_non_null(fx->fault);
-    fx->env = io_fault_env(fx->fault);
-    *state = fx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *fx = *state;
-    io_fault_free(fx->fault);
-    test_rmrf(fx->dir);
-    free(fx);
-    return 0;
-}
-
-static char *join(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(n);
-    assert_non_null(p);
-    snprintf(p, n, "%s/%s", dir, name);
-    return p;
-}
-
-/* Size on the real disk, -1 if missing. */
-static int64_t disk_size(const char *path)
-{
-    uint64_t size;
-    kura_status s = io_path_size(io_env_posix(), path, &size);
-    if (s == KURA_E_NOT_FOUND)
-        return -1;
-    assert_kura_ok(s);
-    return (int64_t)size;
-}
-
-/* The real content of path (malloc'ed, *n_out bytes). */
-static char *disk_read(const char *path, size_t *n_out)
-{
-    void *data;
-    assert_kura_ok(io_read_file(io_env_posix(), path, IO_KIND_OTHER, 1 << 20, &data, n_out));
-    return data;
-}
-
-static void assert_content(const char *path, const char *want)
-{
-    size_t n;
-    char *got = disk_read(path, &n);
-    if (n != strlen(want) || memcmp(got, want, n))
-        fail_msg("%s holds \"%.*s\", want \"%s\"", path, (int)n, got, want);
-    free(got);
-}
 
 /* Names on the real disk starting with ".iofault." */
 static size_t hidden_count(const char *dir)

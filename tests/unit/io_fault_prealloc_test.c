@@ -7,7 +7,8 @@
  * back into zeros below the durable end of the zeros and truncates it past that end.
  * Everything is checked on the real disk through the POSIX env.
  */
-#include "testutil.h"
+#define IO_FAULT_FIXTURE_TAG "io_fault_prealloc"
+#include "io_fault_fixture.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -16,60 +17,6 @@
 
 #include "util/io_fault.h"
 #include "util/status.h"
-
-typedef struct fixture {
-    char *dir;
-    io_fault *fault;
-    io_env *env;
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *fx = calloc(1, sizeof *fx);
-    fx->dir = test_mkdtemp("io_fault_prealloc");
-    fx->fault = io_fault_new(io_env_posix());
-    assert_non_null(fx->fault);
-    fx->env = io_fault_env(fx->fault);
-    *state = fx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *fx = *state;
-    io_fault_free(fx->fault);
-    test_rmrf(fx->dir);
-    free(fx);
-    return 0;
-}
-
-static char *join(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(n);
-    assert_non_null(p);
-    snprintf(p, n, "%s/%s", dir, name);
-    return p;
-}
-
-/* Size on the real disk, -1 if missing. */
-static int64_t disk_size(const char *path)
-{
-    uint64_t size;
-    kura_status s = io_path_size(io_env_posix(), path, &size);
-    if (s == KURA_E_NOT_FOUND)
-        return -1;
-    assert_kura_ok(s);
-    return (int64_t)size;
-}
-
-/* The real content of path (malloc'ed, *n_out bytes). */
-static char *disk_read(const char *path, size_t *n_out)
-{
-    void *data;
-    assert_kura_ok(io_read_file(io_env_posix(), path, IO_KIND_OTHER, 1 << 20, &data, n_out));
-    return data;
-}
 
 /* Asserts path holds exactly want[0, n) followed by zeros up to `size` bytes. */
 static void assert_data_then_zeros(const char *path, const char *want, size_t n, size_t size)

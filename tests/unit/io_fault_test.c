@@ -4,7 +4,8 @@
  * files of a process that died in a power loss, and a thread-safety smoke test.
  * Crashes are tested in io_fault_crash_test.c, power loss in io_fault_loss_test.c.
  */
-#include "testutil.h"
+#define IO_FAULT_FIXTURE_TAG "io_fault"
+#include "io_fault_fixture.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -13,58 +14,6 @@
 
 #include "util/io_fault.h"
 #include "util/thread.h"
-
-typedef struct fixture {
-    char *dir;
-    io_fault *fault;
-    io_env *env;
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *fx = calloc(1, sizeof *fx);
-    fx->dir = test_mkdtemp("io_fault");
-    fx->fault = io_fault_new(io_env_posix());
-    assert_non_null(fx->fault);
-    fx->env = io_fault_env(fx->fault);
-    *state = fx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *fx = *state;
-    io_fault_free(fx->fault);
-    test_rmrf(fx->dir);
-    free(fx);
-    return 0;
-}
-
-static char *join(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(n);
-    assert_non_null(p);
-    snprintf(p, n, "%s/%s", dir, name);
-    return p;
-}
-
-/* Size on the real disk, -1 if missing. */
-static int64_t disk_size(const char *path)
-{
-    uint64_t size;
-    kura_status s = io_path_size(io_env_posix(), path, &size);
-    if (s == KURA_E_NOT_FOUND)
-        return -1;
-    assert_kura_ok(s);
-    return (int64_t)size;
-}
-
-static void assert_msg_has(const char *needle)
-{
-    if (!strstr(kura_last_error(), needle))
-        fail_msg("message \"%s\" lacks \"%s\"", kura_last_error(), needle);
-}
 
 static void test_passthrough(void **state)
 {
