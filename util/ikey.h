@@ -57,12 +57,24 @@ static inline size_t ikey_user_len(size_t iklen)
     return iklen - IKEY_TRAILER;
 }
 
+/* memcmp order, a prefix first. Compares 8 bytes at a time (byte-swapped words) instead of
+ * calling memcmp: keys are short, and this sits under every skiplist and block search. */
 static inline int ukey_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
 {
-    size_t n = alen < blen ? alen : blen;
-    int c = n ? memcmp(a, b, n) : 0;
-    if (c)
-        return c;
+    size_t n = alen < blen ? alen : blen, i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x, y;
+        memcpy(&x, a + i, 8);
+        memcpy(&y, b + i, 8);
+        if (x != y) {
+            x = __builtin_bswap64(x);
+            y = __builtin_bswap64(y);
+            return x < y ? -1 : 1;
+        }
+    }
+    for (; i < n; i++)
+        if (a[i] != b[i])
+            return a[i] < b[i] ? -1 : 1;
     return alen < blen ? -1 : alen > blen;
 }
 

@@ -275,6 +275,48 @@ static void test_catalog_checksum(void **state)
     test_rmrf(dir);
 }
 
+/* The opt-in WAL buffer of relaxed durability: writes are readable at once, reach the disk at
+ * kura_sync or close, and survive a reopen. */
+static void test_relaxed_wal_buffer(void **state)
+{
+    (void)state;
+    char *dir = test_mkdtemp("engine-walbuf");
+    kura_options o = small_opts();
+    o.wal_buffer_bytes = 32 << 10;
+    kura_db *db;
+    kura_tree *t;
+    assert_kura_ok(kura_open(dir, &o, &db));
+    assert_kura_ok(kura_tree_open(db, "t", NULL, &t));
+    char k[16], v[64];
+    for (int i = 0; i < 3000; i++) {
+        key_of(i, k);
+        int n = snprintf(v, sizeof v, "buffered-%d", i);
+        assert_kura_ok(kura_put(t, NULL, k, 11, v, (size_t)n));
+    }
+    void *got;
+    size_t n;
+    key_of(2999, k);
+    assert_kura_ok(kura_get(t, NULL, k, 11, &got, &n));
+    assert_memory_equal(got, "buffered-2999", n);
+    kura_free(got);
+    assert_kura_ok(kura_sync(db));
+    assert_kura_ok(kura_close(db));
+    assert_kura_ok(kura_open(dir, &o, &db));
+    assert_kura_ok(kura_tree_open(db, "t", NULL, &t));
+    for (int i = 0; i < 3000; i++) {
+        key_of(i, k);
+        assert_kura_ok(kura_get(t, NULL, k, 11, &got, &n));
+        int want = snprintf(v, sizeof v, "buffered-%d", i);
+        assert_int_equal(n, (size_t)want);
+        assert_memory_equal(got, v, n);
+        kura_free(got);
+    }
+    assert_kura_ok(kura_close(db));
+    o.wal_buffer_bytes = 65u << 20;
+    assert_kura_status(kura_open(dir, &o, &db), KURA_E_INVALID);
+    test_rmrf(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -282,6 +324,7 @@ int main(void)
         cmocka_unit_test(test_snapshot_survives_compaction),
         cmocka_unit_test(test_batches_and_validation),
         cmocka_unit_test(test_catalog_checksum),
+        cmocka_unit_test(test_relaxed_wal_buffer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
