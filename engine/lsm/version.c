@@ -122,6 +122,13 @@ void version_score(version *v, const lsm_options *o)
     int base = last;
     for (uint64_t t = bytes_last; base > 1 && t / 10 >= o->level1_bytes; t /= 10)
         base--;
+    /* never below a level that holds data: level 0 must merge into the newest data under it,
+     * or that older data would shadow what level 0 pushes past it */
+    for (int l = 1; l < base; l++)
+        if (v->nfiles[l]) {
+            base = l;
+            break;
+        }
     v->base_level = base;
     int best = 0;
     double best_score = (double)v->nfiles[0] / o->l0_compaction_trigger;
