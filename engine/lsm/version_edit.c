@@ -128,6 +128,8 @@ static const uint8_t *get_bytes(const uint8_t *p, const uint8_t *end, const uint
 
 kura_status edit_decode(version_edit *e, const uint8_t *p, size_t len, const char *what)
 {
+    if (len == 0)
+        return KURA_OK; /* an empty edit (p may be NULL) */
     const uint8_t *end = p + len;
     while (p < end) {
         uint64_t tag, level, v[6];
