@@ -16,7 +16,7 @@ void lsm_set_error(lsm_tree *t, kura_status s)
 {
     if (t->bg_error != KURA_OK || s == KURA_OK)
         return;
-    t->bg_error = s;
+    __atomic_store_n(&t->bg_error, s, __ATOMIC_RELEASE);
     snprintf(t->bg_msg, sizeof t->bg_msg, "%s", kura_last_error());
     kcond_broadcast(&t->bg_cv);
 }
@@ -86,6 +86,7 @@ kura_status lsm_open(lsm_shared *sh, const lsm_options *opts, const char *dir, b
         return s;
     }
     t->imm_log_end = t->wal_number; /* replayed segments stay until mem is flushed */
+    t->l0_files = (uint32_t)t->vs.current->nfiles[0];
     kmutex_lock(&t->mu);
     lsm_delete_obsolete(t, true);
     lsm_maybe_schedule(t);

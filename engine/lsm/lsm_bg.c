@@ -29,6 +29,13 @@ uint64_t lsm_alloc_file(void *arg)
     return n;
 }
 
+kura_status lsm_log_and_apply(lsm_tree *t, version_edit *e)
+{
+    kura_status s = vs_log_and_apply(&t->vs, e);
+    __atomic_store_n(&t->l0_files, (uint32_t)t->vs.current->nfiles[0], __ATOMIC_RELEASE);
+    return s;
+}
+
 void lsm_maybe_schedule(lsm_tree *t)
 {
     if (t->bg_error != KURA_OK || t->closing)
@@ -140,7 +147,7 @@ static void flush_job(void *arg)
         for (size_t i = 0; i < edit.nadded; i++)
             if (edit.added[i].max_seq > edit.last_seq)
                 edit.last_seq = edit.added[i].max_seq;
-        s = vs_log_and_apply(&t->vs, &edit);
+        s = lsm_log_and_apply(t, &edit);
     }
     if (s == KURA_OK)
         s = io_crash_point(t->sh->io, "flush.after_manifest");
@@ -179,7 +186,7 @@ kura_status lsm_run_compaction(lsm_tree *t, compaction *c)
                           f->max_seq, f->smallest.data, f->smallest.len, f->largest.data,
                           f->largest.len);
         if (s == KURA_OK)
-            s = vs_log_and_apply(&t->vs, &edit);
+            s = lsm_log_and_apply(t, &edit);
         edit_free(&edit);
         return s;
     }
@@ -202,7 +209,7 @@ kura_status lsm_run_compaction(lsm_tree *t, compaction *c)
     kmutex_lock(&t->mu);
     bool logged = s == KURA_OK; /* as in flush_job: a logged edit may name the outputs */
     if (s == KURA_OK)
-        s = vs_log_and_apply(&t->vs, &edit);
+        s = lsm_log_and_apply(t, &edit);
     if (s == KURA_OK)
         s = io_crash_point(t->sh->io, "compaction.after_manifest");
     if (s == KURA_OK) {

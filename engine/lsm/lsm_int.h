@@ -33,7 +33,8 @@ struct lsm_tree {
     bool compacting;       /* a compaction (automatic or manual) is running */
     bool pushdown_flush;   /* a flush may place its table below level 0 */
     bool closing;
-    kura_status bg_error;  /* sticky; KURA_OK while healthy */
+    kura_status bg_error;  /* sticky; KURA_OK while healthy; written under mu, read atomically */
+    uint32_t l0_files;     /* level-0 files of the current version, for the write fast path */
     char bg_msg[256];
 
     kmutex wal_mu;
@@ -43,6 +44,8 @@ struct lsm_tree {
     uint64_t wal_bytes_live; /* WAL segments not yet deleted (approximate) */
 };
 
+/* vs_log_and_apply, keeping l0_files in step with the installed version. mu held. */
+kura_status lsm_log_and_apply(lsm_tree *t, version_edit *e);
 /* Records the first background/write error and makes the tree read-only. Call with mu held. */
 void lsm_set_error(lsm_tree *t, kura_status s);
 /* Schedules a flush or compaction if one is needed. Call with mu held. */

@@ -156,7 +156,7 @@ kura_status lsm_replay_wals(lsm_tree *t, uint64_t *max_seq_out)
     free(nums);
     /* remember where the segments end, so that later damage to them is seen */
     if (s == KURA_OK && ends.nwal_ends > 0)
-        s = vs_log_and_apply(&t->vs, &ends);
+        s = lsm_log_and_apply(t, &ends);
     edit_free(&ends);
     if (s == KURA_OK)
         *max_seq_out = c.max_seq;

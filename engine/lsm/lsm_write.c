@@ -176,9 +176,16 @@ kura_status lsm_write(lsm_tree *t, lsm_batch *b, bool sync)
         }
         return w.status;
     }
-    kmutex_lock(&t->mu);
-    kura_status s = make_room(t);
-    kmutex_unlock(&t->mu);
+    kura_status s = KURA_OK;
+    /* Fast path without the partition lock: only the leader switches `mem`, and the level-0
+     * count and error state are published atomically. */
+    if (__atomic_load_n(&t->bg_error, __ATOMIC_ACQUIRE) != KURA_OK ||
+        mt_usage(t->mem) >= t->opts.write_buffer_bytes ||
+        __atomic_load_n(&t->l0_files, __ATOMIC_ACQUIRE) >= t->opts.l0_slowdown_trigger) {
+        kmutex_lock(&t->mu);
+        s = make_room(t);
+        kmutex_unlock(&t->mu);
+    }
     wal_cq_waiter *group[GROUP_MAX];
     size_t n = wal_cq_group(t->cq, &w, group, GROUP_MAX, GROUP_MAX_BYTES, payload_bytes);
     if (s == KURA_OK) {
