@@ -144,8 +144,7 @@ kv_iter *compaction_iter(compaction *c)
     /* merge_iter takes ownership of the children, also when it fails */
     if (c->level == 0) {
         for (size_t i = 0; i < c->ninputs[0]; i++)
-            if (!(its[n++] = sst_reader_iter(c->inputs[0][i]->reader, false)))
-                its[n - 1] = kv_iter_empty(KURA_E_NOMEM);
+            its[n++] = sst_reader_iter(c->inputs[0][i]->reader, false);
     } else {
         its[n++] = version_files_iter(c->inputs[0], c->ninputs[0], false);
     }

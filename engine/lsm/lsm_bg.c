@@ -358,8 +358,8 @@ void lsm_delete_obsolete(lsm_tree *t, bool tables_too)
         return; /* retried at the next flush */
     for (size_t i = 0; i < n; i++) {
         uint64_t num;
-        bool del = false;
-        if (parse_number(names[i], ".log", &num))
+        bool del = false, wal = parse_number(names[i], ".log", &num);
+        if (wal)
             del = num < t->vs.log_number && num != t->wal_number;
         else if (tables_too && parse_number(names[i], ".sst", &num))
             del = !live_table(t->vs.current, num); /* only at open: no flush in flight */
@@ -369,8 +369,7 @@ void lsm_delete_obsolete(lsm_tree *t, bool tables_too)
             continue;
         snprintf(path, sizeof path, "%s/%s", t->dir, names[i]);
         uint64_t size = 0;
-        if (parse_number(names[i], ".log", &num) && io_path_size(t->sh->io, path, &size) == KURA_OK &&
-            t->wal_bytes_live >= size)
+        if (wal && io_path_size(t->sh->io, path, &size) == KURA_OK && t->wal_bytes_live >= size)
             t->wal_bytes_live -= size;
         io_unlink(t->sh->io, path);
     }
