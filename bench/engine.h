@@ -85,6 +85,10 @@ typedef struct bench_engine {
 
     /* Compacts the whole database and waits; NULL if the engine has no such operation. */
     kura_status (*compact)(bench_db *db);
+
+    /* Item-level pseudo-engines (bench/items.h) have only this, and run only the item
+     * workloads; NULL for the key/value engines. */
+    const struct bench_item_api *items;
 } bench_engine;
 
 /* Every engine name kura-bench knows, compiled in or not, in report order. */

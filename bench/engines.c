@@ -11,6 +11,9 @@
 #ifdef KURA_BENCH_HAVE_KURA
 extern const bench_engine bench_engine_kura;
 #endif
+#ifdef KURA_BENCH_HAVE_ITEMS
+extern const bench_engine bench_engine_kura_raw, bench_engine_kura_capi, bench_engine_kura_json;
+#endif
 #ifdef KURA_BENCH_HAVE_ROCKSDB
 extern const bench_engine bench_engine_rocksdb;
 #endif
@@ -24,12 +27,18 @@ extern const bench_engine bench_engine_lmdb;
 extern const bench_engine bench_engine_sqlite;
 #endif
 
-const char *const bench_engine_names[] = {"kura", "rocksdb", "leveldb", "lmdb", "sqlite"};
+const char *const bench_engine_names[] = {"kura",     "rocksdb",   "leveldb",  "lmdb",
+                                          "sqlite",   "kura-raw",  "kura-capi", "kura-json"};
 const size_t bench_engine_nnames = sizeof bench_engine_names / sizeof bench_engine_names[0];
 
 static const bench_engine *const compiled[] = {
 #ifdef KURA_BENCH_HAVE_KURA
     &bench_engine_kura,
+#endif
+#ifdef KURA_BENCH_HAVE_ITEMS
+    &bench_engine_kura_raw,
+    &bench_engine_kura_capi,
+    &bench_engine_kura_json,
 #endif
 #ifdef KURA_BENCH_HAVE_ROCKSDB
     &bench_engine_rocksdb,

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "bench/hist.h"
+#include "bench/items.h"
 #include "bench/keys.h"
 #include "bench/sys.h"
 #include "util/status.h"
@@ -34,6 +35,10 @@ const bench_workload bench_workloads[] = {
     {"compact", BENCH_WL_COMPACT, false, false, false, "one full compaction"},
     {"fillsync", BENCH_WL_FILL_RANDOM, true, true, true, "--sync-num durable puts, fresh db"},
     {"recover", BENCH_WL_RECOVER, true, false, false, "reopen after SIGKILL, 64 MiB in WAL"},
+    {"putitem", BENCH_WL_ITEM_PUT, true, false, false, "--num PutItems of ~400-byte items"},
+    {"getitem", BENCH_WL_ITEM_GET, false, false, false, "--num GetItems of random items"},
+    {"query", BENCH_WL_ITEM_QUERY, false, false, false, "num/20 Queries of 20 items"},
+    {"updateitem", BENCH_WL_ITEM_UPDATE, false, false, false, "--num SET n = n + :one"},
 };
 const size_t bench_nworkloads = sizeof bench_workloads / sizeof bench_workloads[0];
 
@@ -47,6 +52,10 @@ const bench_workload *bench_workload_find(const char *name)
 
 const char *bench_workload_skip_reason(const bench_workload *wl, const bench_engine *e)
 {
+    if (bench_wl_is_item(wl->kind) && e->items == NULL)
+        return "item workloads run on kura-raw, kura-capi and kura-json";
+    if (!bench_wl_is_item(wl->kind) && e->items != NULL)
+        return "an item-level engine runs only the item workloads";
     if (wl->kind == BENCH_WL_COMPACT && e->compact == NULL)
         return "the engine has no compaction";
     if (wl->kind == BENCH_WL_RECOVER && !e->has_wal)
@@ -382,6 +391,8 @@ kura_status bench_workload_run(const bench_workload *wl, const bench_engine *e,
 {
     if (wl->kind == BENCH_WL_RECOVER)
         return bench_recover_run(wl, e, cfg, dir, run_out);
+    if (bench_wl_is_item(wl->kind))
+        return bench_items_run(wl, e, cfg, repeat, dir, run_out);
     bench_engine_opts o;
     bench_workload_engine_opts(cfg, wl, &o);
     bench_db *db = NULL;

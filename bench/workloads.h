@@ -18,6 +18,7 @@
  *   compact      one full compaction (ops = 1; figure in seconds)
  *   fillsync     --sync-num durable puts of random keys (fresh, --threads)
  *   recover      seconds to reopen after a SIGKILL with ~64 MiB in the WAL (recover.c)
+ *   putitem, getitem, query, updateitem: item level, see bench/items.h
  */
 #ifndef KURA_BENCH_WORKLOADS_H
 #define KURA_BENCH_WORKLOADS_H
@@ -40,7 +41,17 @@ typedef enum bench_wl_kind {
     BENCH_WL_SCAN,
     BENCH_WL_COMPACT,
     BENCH_WL_RECOVER,
+    /* item level (bench/items.h): only the kura-raw, kura-capi and kura-json engines */
+    BENCH_WL_ITEM_PUT,
+    BENCH_WL_ITEM_GET,
+    BENCH_WL_ITEM_QUERY,
+    BENCH_WL_ITEM_UPDATE,
 } bench_wl_kind;
+
+static inline bool bench_wl_is_item(int kind)
+{
+    return kind >= BENCH_WL_ITEM_PUT;
+}
 
 typedef struct bench_workload {
     const char *name;

@@ -3,6 +3,7 @@
  * syncer thread.
  */
 #include "engine/db_int.h"
+#include "engine/table.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,6 +95,9 @@ static void *syncer_main(void *arg)
 
 static void db_free(kura_db *db)
 {
+    tables_free(db);
+    kcond_destroy(&db->tables_cv);
+    kmutex_destroy(&db->tables_mu);
     for (size_t i = 0; i < db->ntrees; i++)
         tree_close(db->trees[i]);
     free(db->trees);
@@ -147,6 +151,8 @@ kura_status kura_open(const char *dir, const kura_options *opts, kura_db **db_ou
     db->io = io_env_or_default(o.io);
     kmutex_init(&db->mu);
     kcond_init(&db->syncer_cv);
+    kmutex_init(&db->tables_mu);
+    kcond_init(&db->tables_cv);
     lsm_shared_init(&db->sh);
     db->sh.io = db->io;
     char path[4096];
@@ -168,7 +174,7 @@ kura_status kura_open(const char *dir, const kura_options *opts, kura_db **db_ou
         s = kura_err(KURA_E_NOMEM, "open %s: out of memory", dir);
         goto fail;
     }
-    if ((s = catalog_load(db)) != KURA_OK)
+    if ((s = catalog_load(db)) != KURA_OK || (s = tables_load(db)) != KURA_OK)
         goto fail;
     if (!kthread_start(&db->syncer, syncer_main, db)) {
         s = kura_err(KURA_E_NOMEM, "open %s: cannot start the WAL sync thread", dir);

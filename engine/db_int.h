@@ -32,6 +32,15 @@ struct kura_db {
     kura_tree **trees;
     size_t ntrees, trees_cap;
 
+    /* DynamoDB tables (engine/table.h): the list, the system tree holding their definitions,
+     * the next table id. tables_cv is signalled when a table's pins drop. */
+    kmutex tables_mu;
+    kcond tables_cv;
+    struct kura_table **tables;
+    size_t ntables, tables_cap;
+    kura_tree *sys;
+    uint64_t next_table_id;
+
     kthread syncer;
     bool syncer_started;
     bool stopping;
@@ -50,5 +59,9 @@ kura_status catalog_load(kura_db *db);
 kura_status tree_open_parts(kura_db *db, kura_tree *t, bool create);
 void tree_close(kura_tree *t);
 bool tree_name_valid(const char *name);
+/* An iterator like kura_iter_new's over partitions part_lo..part_hi (inclusive) only: Query
+ * reads one partition, a Scan segment the partitions its hash range overlaps. */
+kura_status tree_iter_new(kura_tree *t, const kura_read_options *ro, uint32_t part_lo,
+                          uint32_t part_hi, kura_iter **it_out);
 
 #endif

@@ -37,6 +37,15 @@ static void release_pins(void *arg)
 
 kura_status kura_iter_new(kura_tree *t, const kura_read_options *ro, kura_iter **it_out)
 {
+    return tree_iter_new(t, ro, 0, t->nparts - 1, it_out);
+}
+
+kura_status tree_iter_new(kura_tree *t, const kura_read_options *ro, uint32_t part_lo,
+                          uint32_t part_hi, kura_iter **it_out)
+{
+    if (part_lo > part_hi || part_hi >= t->nparts)
+        return kura_err(KURA_E_INVALID, "iterator: partitions %u..%u of %u", part_lo, part_hi,
+                        t->nparts);
     kura_iter *ki = calloc(1, sizeof *ki);
     kv_iter **its = NULL;
     size_t n = 0, cap = 0;
@@ -47,9 +56,9 @@ kura_status kura_iter_new(kura_tree *t, const kura_read_options *ro, kura_iter *
     }
     ki->db = t->db;
     bool fill = ro ? ro->fill_cache : true;
-    for (uint32_t p = 0; p < t->nparts && s == KURA_OK; p++) {
-        s = lsm_pin_iters(t->parts[p], fill, &its, &n, &cap, &ki->pins[p]);
-        ki->npins = p + 1;
+    for (uint32_t p = part_lo; p <= part_hi && s == KURA_OK; p++) {
+        s = lsm_pin_iters(t->parts[p], fill, &its, &n, &cap, &ki->pins[ki->npins]);
+        ki->npins++;
     }
     /* the sequence is read after pinning (see engine/lsm/shared.h) and registered, so that
      * compactions keep every version this iterator may still reach */

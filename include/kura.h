@@ -43,7 +43,16 @@ extern "C" {
     X(KURA_E_BUSY, 8, "database is locked by another process")                                 \
     X(KURA_E_EXISTS, 9, "already exists")                                                      \
     X(KURA_E_NOT_SUPPORTED, 10, "not supported")                                               \
-    X(KURA_E_CLOSED, 11, "database is closing")
+    X(KURA_E_CLOSED, 11, "database is closing")                                              \
+    /* DynamoDB's error types (the item API; KURA_E_INVALID is ValidationException) */          \
+    X(KURA_E_RESOURCE_NOT_FOUND, 12, "requested resource not found")                           \
+    X(KURA_E_RESOURCE_IN_USE, 13, "resource in use")                                           \
+    X(KURA_E_CONDITION_FAILED, 14, "the conditional request failed")                           \
+    X(KURA_E_TXN_CANCELED, 15, "transaction cancelled")                                        \
+    X(KURA_E_TXN_CONFLICT, 16, "transaction conflict")                                         \
+    X(KURA_E_IDEMPOTENT_MISMATCH, 17, "idempotent parameter mismatch")                         \
+    X(KURA_E_COLLECTION_SIZE, 18, "item collection size limit exceeded")                       \
+    X(KURA_E_LIMIT_EXCEEDED, 19, "limit exceeded")
 
 typedef enum kura_status {
 #define KURA_STATUS_ENUM_(name, value, msg) name = value,
@@ -240,6 +249,401 @@ typedef struct kura_stats {
     uint64_t readonly_partitions;
 } kura_stats;
 void kura_get_stats(kura_db *db, kura_stats *stats_out);
+
+
+/* =========================================================================================
+ * The DynamoDB data model: values, tables and item operations.
+ *
+ * These functions implement DynamoDB's operations (API version 2012-08-10) with its semantics,
+ * limits and error types. A DynamoDB error is a status code plus the message DynamoDB sends:
+ *   KURA_E_INVALID              ValidationException
+ *   KURA_E_RESOURCE_NOT_FOUND   ResourceNotFoundException
+ *   KURA_E_RESOURCE_IN_USE      ResourceInUseException
+ *   KURA_E_CONDITION_FAILED     ConditionalCheckFailedException
+ *   KURA_E_LIMIT_EXCEEDED       LimitExceededException
+ * and the storage errors above (KURA_E_IO, KURA_E_CORRUPTION, KURA_E_NOSPC, KURA_E_READONLY,
+ * KURA_E_NOMEM) are InternalServerError. The request structs mirror DynamoDB's parameters
+ * (same names in snake case); zero-initialise a request, then set what you need.
+ * The JSON API (kura_execute) accepts exactly the JSON an AWS SDK sends and calls these.
+ * ========================================================================================= */
+
+/* ---- Attribute values -------------------------------------------------------------------- */
+
+typedef enum kura_type {
+    KURA_S = 1, /* string (UTF-8) */
+    KURA_N,     /* number: exact decimal, 38 significant digits, 1e-130 .. 9.99..9e+125 */
+    KURA_B,     /* binary */
+    KURA_BOOL,
+    KURA_NULL,
+    KURA_M,     /* map: attribute name -> value; an item is a map */
+    KURA_L,     /* list of values of any types */
+    KURA_SS,    /* string set */
+    KURA_NS,    /* number set */
+    KURA_BS,    /* binary set */
+} kura_type;
+
+/* A value tree. A kura_value obtained from a constructor, kura_value_clone() or an operation's
+ * result is owned by the caller and freed with kura_value_free(), which frees its children.
+ * Values inside a map, list or set are owned by their container: pointers returned by the
+ * accessors stay valid until the container is modified or freed. */
+typedef struct kura_value kura_value;
+
+/* Constructors. They copy their input and return NULL when out of memory. kura_value_n()
+ * returns NULL with kura_last_error() set (DynamoDB's message) if `num` is not a number
+ * within DynamoDB's range and precision. */
+kura_value *kura_value_s(const char *s, size_t len);
+kura_value *kura_value_b(const void *p, size_t len);
+kura_value *kura_value_n(const char *num, size_t len);
+kura_value *kura_value_bool(bool b);
+kura_value *kura_value_null(void);
+kura_value *kura_value_map(void);
+kura_value *kura_value_list(void);
+kura_value *kura_value_set(kura_type set_type); /* KURA_SS, KURA_NS or KURA_BS */
+kura_value *kura_value_clone(const kura_value *v);
+void kura_value_free(kura_value *v);
+
+/* Adds `v` to a map under `name` (replacing an existing attribute of that name). Takes
+ * ownership of `v` in every case (it is freed on failure). KURA_E_INVALID if `m` is not a
+ * map, KURA_E_NOMEM. */
+kura_status kura_value_map_put(kura_value *m, const char *name, size_t name_len, kura_value *v);
+/* Appends `v` to a list, or to a set (then `v` must be the set's element type: S for SS...).
+ * Takes ownership of `v` in every case. Uniqueness of set members is checked when the value
+ * is used in an operation (DynamoDB's ValidationException), not here. */
+kura_status kura_value_append(kura_value *list_or_set, kura_value *v);
+
+kura_type kura_value_type(const kura_value *v);
+/* S and B: the bytes (S is also NUL-terminated) and their length. NULL for other types. */
+const char *kura_value_bytes(const kura_value *v, size_t *len_out);
+/* N: writes the canonical decimal string ("12.5"), NUL-terminated, into buf (cap >= 172) and
+ * returns its length; 0 if `v` is not a number. */
+size_t kura_value_num(const kura_value *v, char *buf, size_t cap);
+bool kura_value_boolean(const kura_value *v); /* BOOL: its value; false otherwise */
+/* M, L, SS, NS, BS: number of attributes / elements (0 for other types). */
+size_t kura_value_count(const kura_value *v);
+/* L and sets: the i-th element; M: the i-th attribute in name order, its name through
+ * name_out/name_len_out (may be NULL). NULL if out of range. */
+const kura_value *kura_value_at(const kura_value *v, size_t i, const char **name_out,
+                                size_t *name_len_out);
+/* M: the attribute called `name`, or NULL. */
+const kura_value *kura_value_get(const kura_value *m, const char *name, size_t name_len);
+
+/* DynamoDB JSON. kura_value_from_json parses one attribute value ({"S": "x"}) or, with
+ * `item` true, an item ({"a": {"S": "x"}, ...}) into a new value (free with
+ * kura_value_free). Errors: KURA_E_INVALID with DynamoDB's message. kura_value_to_json
+ * writes the same shapes; *json_out is malloc'ed and NUL-terminated (free with kura_free). */
+kura_status kura_value_from_json(const char *json, size_t len, bool item, kura_value **v_out);
+kura_status kura_value_to_json(const kura_value *v, bool item, char **json_out,
+                               size_t *len_out);
+
+/* ---- Common request parameters ----------------------------------------------------------- */
+
+typedef enum kura_return_values {
+    KURA_RETURN_NONE = 0,
+    KURA_RETURN_ALL_OLD,
+    KURA_RETURN_UPDATED_OLD,
+    KURA_RETURN_ALL_NEW,
+    KURA_RETURN_UPDATED_NEW,
+} kura_return_values;
+
+typedef enum kura_return_capacity {
+    KURA_CAPACITY_NONE = 0,
+    KURA_CAPACITY_TOTAL,
+    KURA_CAPACITY_INDEXES,
+} kura_return_capacity;
+
+typedef enum kura_select {
+    KURA_SELECT_DEFAULT = 0, /* not given: ALL_ATTRIBUTES, or SPECIFIC_ATTRIBUTES with a
+                              * projection expression */
+    KURA_SELECT_ALL_ATTRIBUTES,
+    KURA_SELECT_ALL_PROJECTED_ATTRIBUTES,
+    KURA_SELECT_SPECIFIC_ATTRIBUTES,
+    KURA_SELECT_COUNT,
+} kura_select;
+
+/* Capacity consumed by one request on one table (ReturnConsumedCapacity), in DynamoDB's
+ * units: reads in 4 KB units (eventually consistent: half), writes in 1 KB units. */
+typedef struct kura_consumed_capacity {
+    bool present;          /* false when ReturnConsumedCapacity was NONE */
+    char *table_name;      /* owned by the result */
+    double capacity_units; /* total */
+    double read_capacity_units;
+    double write_capacity_units;
+    double table_capacity_units; /* the table's share (INDEXES) */
+} kura_consumed_capacity;
+
+/* Expression parameters shared by the item operations. `names` is a map "#n" -> S (the
+ * attribute name), `values` a map ":v" -> value; both may be NULL. Borrowed for the call. */
+typedef struct kura_expression_attributes {
+    const kura_value *names;
+    const kura_value *values;
+} kura_expression_attributes;
+
+/* ---- Tables ------------------------------------------------------------------------------- */
+
+typedef struct kura_attribute_definition {
+    const char *attribute_name;
+    kura_type attribute_type; /* KURA_S, KURA_N or KURA_B */
+} kura_attribute_definition;
+
+typedef struct kura_key_schema_element {
+    const char *attribute_name;
+    bool range; /* false: HASH, true: RANGE */
+} kura_key_schema_element;
+
+typedef enum kura_billing_mode {
+    KURA_BILLING_UNSET = 0, /* not given: PROVISIONED, as DynamoDB */
+    KURA_BILLING_PROVISIONED,
+    KURA_BILLING_PAY_PER_REQUEST,
+} kura_billing_mode;
+
+typedef struct kura_create_table_req {
+    const char *table_name;
+    const kura_attribute_definition *attribute_definitions;
+    size_t attribute_definitions_count;
+    const kura_key_schema_element *key_schema;
+    size_t key_schema_count;
+    kura_billing_mode billing_mode;
+    bool has_provisioned_throughput; /* ProvisionedThroughput given */
+    uint64_t read_capacity_units, write_capacity_units;
+    bool deletion_protection_enabled;
+    uint32_t partitions; /* kura: hash partitions of the table, 0 = kura_options default */
+} kura_create_table_req;
+
+typedef struct kura_update_table_req {
+    const char *table_name;
+    kura_billing_mode billing_mode; /* UNSET: unchanged */
+    bool has_provisioned_throughput;
+    uint64_t read_capacity_units, write_capacity_units;
+    bool has_deletion_protection; /* DeletionProtectionEnabled given */
+    bool deletion_protection_enabled;
+} kura_update_table_req;
+
+/* What DescribeTable returns. Every pointer is owned by the description and freed by
+ * kura_table_description_free() (which frees the contents, not the struct). */
+typedef struct kura_table_description {
+    char *table_name;
+    char *table_arn; /* arn:aws:dynamodb:ddblocal:000000000000:table/<name> */
+    char *table_id;  /* a UUID fixed at creation */
+    const char *table_status; /* static: "ACTIVE" or "DELETING" */
+    double creation_date_time; /* seconds since the epoch */
+    kura_attribute_definition *attribute_definitions;
+    size_t attribute_definitions_count;
+    kura_key_schema_element *key_schema; /* HASH first */
+    size_t key_schema_count;
+    kura_billing_mode billing_mode;
+    uint64_t read_capacity_units, write_capacity_units; /* 0 with PAY_PER_REQUEST */
+    double last_update_to_pay_per_request_date_time;   /* 0 if never */
+    bool deletion_protection_enabled;
+    uint64_t item_count;       /* exact, counted when the table changed since the last count */
+    uint64_t table_size_bytes; /* sum of the items' DynamoDB sizes */
+    uint32_t partitions;
+} kura_table_description;
+
+void kura_table_description_free(kura_table_description *d);
+
+/* CreateTable. Tables are ACTIVE at once. Errors: KURA_E_INVALID (schema, names, billing),
+ * KURA_E_RESOURCE_IN_USE (exists: "Table already exists: <name>"), storage errors. */
+kura_status kura_create_table(kura_db *db, const kura_create_table_req *req,
+                              kura_table_description *desc_out);
+/* DescribeTable. KURA_E_RESOURCE_NOT_FOUND if there is no such table. */
+kura_status kura_describe_table(kura_db *db, const char *table_name,
+                                kura_table_description *desc_out);
+/* DeleteTable: the description (status DELETING) of the table just removed with its data.
+ * KURA_E_RESOURCE_NOT_FOUND; KURA_E_INVALID if deletion protection is enabled. */
+kura_status kura_delete_table(kura_db *db, const char *table_name,
+                              kura_table_description *desc_out);
+/* UpdateTable for the table's own settings (billing, throughput, deletion protection). */
+kura_status kura_update_table(kura_db *db, const kura_update_table_req *req,
+                              kura_table_description *desc_out);
+/* ListTables: names in ascending order after `exclusive_start_table_name` (NULL: from the
+ * first), at most `limit` (1..100; 0 = 100). *names_out is a malloc'ed array of malloc'ed
+ * strings and *last_evaluated_out the last name when more remain (else NULL); free all with
+ * kura_free_strings(names, n) and kura_free(). */
+kura_status kura_list_tables(kura_db *db, const char *exclusive_start_table_name,
+                             uint32_t limit, char ***names_out, size_t *count_out,
+                             char **last_evaluated_out);
+void kura_free_strings(char **strs, size_t n);
+
+/* ---- Single-item operations --------------------------------------------------------------- */
+
+/* The result of PutItem, UpdateItem and DeleteItem. kura_write_result_free() frees the
+ * contents. On KURA_E_CONDITION_FAILED, `item` holds the current item when
+ * return_values_on_condition_check_failure was ALL_OLD and an item exists (the one exception
+ * to "outputs are written only on success"). */
+typedef struct kura_write_result {
+    kura_value *attributes; /* ReturnValues, or NULL */
+    kura_value *item;       /* ReturnValuesOnConditionCheckFailure item, or NULL */
+    kura_consumed_capacity consumed_capacity;
+} kura_write_result;
+void kura_write_result_free(kura_write_result *r);
+
+typedef struct kura_put_item_req {
+    const char *table_name;
+    const kura_value *item; /* M */
+    const char *condition_expression; /* NULL: none */
+    kura_expression_attributes expr;
+    kura_return_values return_values; /* NONE or ALL_OLD */
+    kura_return_values return_values_on_condition_check_failure; /* NONE or ALL_OLD */
+    kura_return_capacity return_consumed_capacity;
+} kura_put_item_req;
+kura_status kura_put_item(kura_db *db, const kura_put_item_req *req, kura_write_result *res_out);
+
+typedef struct kura_update_item_req {
+    const char *table_name;
+    const kura_value *key; /* M with exactly the key attributes */
+    const char *update_expression; /* NULL: none (the item is created with its key only) */
+    const char *condition_expression;
+    kura_expression_attributes expr;
+    kura_return_values return_values;
+    kura_return_values return_values_on_condition_check_failure;
+    kura_return_capacity return_consumed_capacity;
+} kura_update_item_req;
+kura_status kura_update_item(kura_db *db, const kura_update_item_req *req,
+                             kura_write_result *res_out);
+
+typedef struct kura_delete_item_req {
+    const char *table_name;
+    const kura_value *key;
+    const char *condition_expression;
+    kura_expression_attributes expr;
+    kura_return_values return_values; /* NONE or ALL_OLD */
+    kura_return_values return_values_on_condition_check_failure;
+    kura_return_capacity return_consumed_capacity;
+} kura_delete_item_req;
+kura_status kura_delete_item(kura_db *db, const kura_delete_item_req *req,
+                             kura_write_result *res_out);
+
+typedef struct kura_get_item_req {
+    const char *table_name;
+    const kura_value *key;
+    bool consistent_read;
+    const char *projection_expression; /* NULL: all attributes */
+    kura_expression_attributes expr;    /* names only (values are a ValidationException) */
+    kura_return_capacity return_consumed_capacity;
+} kura_get_item_req;
+
+typedef struct kura_get_item_res {
+    kura_value *item; /* NULL if there is no such item */
+    kura_consumed_capacity consumed_capacity;
+} kura_get_item_res;
+kura_status kura_get_item(kura_db *db, const kura_get_item_req *req, kura_get_item_res *res_out);
+void kura_get_item_res_free(kura_get_item_res *r);
+
+/* ---- Query and Scan ----------------------------------------------------------------------- */
+
+typedef struct kura_query_req {
+    const char *table_name;
+    const char *index_name; /* NULL: the table */
+    const char *key_condition_expression;
+    const char *filter_expression;
+    const char *projection_expression;
+    kura_expression_attributes expr;
+    kura_select select;
+    uint32_t limit;             /* 0: none (1 MB pages) */
+    bool scan_index_backward;   /* ScanIndexForward = false */
+    const kura_value *exclusive_start_key; /* NULL: from the start */
+    bool consistent_read;
+    kura_return_capacity return_consumed_capacity;
+} kura_query_req;
+
+typedef struct kura_scan_req {
+    const char *table_name;
+    const char *index_name;
+    const char *filter_expression;
+    const char *projection_expression;
+    kura_expression_attributes expr;
+    kura_select select;
+    uint32_t limit;
+    const kura_value *exclusive_start_key;
+    bool consistent_read;
+    bool has_segment; /* parallel scan: Segment / TotalSegments given */
+    uint32_t segment, total_segments;
+    kura_return_capacity return_consumed_capacity;
+} kura_scan_req;
+
+/* A page of Query or Scan results; kura_page_free() frees the contents. */
+typedef struct kura_page {
+    kura_value *items; /* L of M; NULL with Select COUNT */
+    uint64_t count;    /* items returned (after the filter) */
+    uint64_t scanned_count; /* items read (before the filter) */
+    kura_value *last_evaluated_key; /* NULL when the range is exhausted */
+    kura_consumed_capacity consumed_capacity;
+} kura_page;
+kura_status kura_query(kura_db *db, const kura_query_req *req, kura_page *page_out);
+kura_status kura_scan(kura_db *db, const kura_scan_req *req, kura_page *page_out);
+void kura_page_free(kura_page *p);
+
+/* ---- Batches ------------------------------------------------------------------------------ */
+
+typedef struct kura_batch_get_table {
+    const char *table_name;
+    const kura_value *keys; /* L of key maps, 1..100 keys in the whole request */
+    bool consistent_read;
+    const char *projection_expression;
+    const kura_value *expression_attribute_names;
+} kura_batch_get_table;
+
+typedef struct kura_batch_get_req {
+    const kura_batch_get_table *tables;
+    size_t table_count;
+    kura_return_capacity return_consumed_capacity;
+} kura_batch_get_req;
+
+/* Per request table, in request order. `items` holds the items found (L of M, order
+ * unspecified); `unprocessed_keys` the keys not read because the response reached 16 MB
+ * (L of M, or NULL). kura_batch_get_res_free() frees the contents. */
+typedef struct kura_batch_get_table_res {
+    kura_value *items;
+    kura_value *unprocessed_keys;
+    kura_consumed_capacity consumed_capacity;
+} kura_batch_get_table_res;
+
+typedef struct kura_batch_get_res {
+    kura_batch_get_table_res *tables; /* table_count entries */
+    size_t table_count;
+} kura_batch_get_res;
+kura_status kura_batch_get_item(kura_db *db, const kura_batch_get_req *req,
+                                kura_batch_get_res *res_out);
+void kura_batch_get_res_free(kura_batch_get_res *r);
+
+typedef struct kura_write_request {
+    const char *table_name;
+    bool is_delete;          /* DeleteRequest (key) or PutRequest (item) */
+    const kura_value *item;  /* PutRequest: the item; DeleteRequest: the key */
+} kura_write_request;
+
+typedef struct kura_batch_write_req {
+    const kura_write_request *requests; /* 1..25 */
+    size_t request_count;
+    kura_return_capacity return_consumed_capacity;
+} kura_batch_write_req;
+
+/* Every request is applied (kura does not throttle, so UnprocessedItems is always empty);
+ * each put or delete is atomic on its own, the batch as a whole is not. Capacity per table,
+ * in order of first appearance. */
+typedef struct kura_batch_write_res {
+    kura_consumed_capacity *consumed_capacity;
+    size_t consumed_capacity_count;
+} kura_batch_write_res;
+kura_status kura_batch_write_item(kura_db *db, const kura_batch_write_req *req,
+                                  kura_batch_write_res *res_out);
+void kura_batch_write_res_free(kura_batch_write_res *r);
+
+/* ---- The DynamoDB JSON API --------------------------------------------------------------- */
+
+/*
+ * Runs one DynamoDB_20120810 operation ("PutItem", "Query", ...) on the request body `json`
+ * (exactly what an AWS SDK sends) and returns the response body DynamoDB would send in
+ * *out (malloc'ed, NUL-terminated, free with kura_free) of *out_len bytes. Returns KURA_OK
+ * when the response is a success, otherwise the status of the error, with *out holding
+ * DynamoDB's error body {"__type":"com.amazonaws.dynamodb.v20120810#<Type>","message":...}.
+ * *out is always set unless KURA_E_NOMEM. The error type of the body is also available as a
+ * static string from kura_execute_error_type() ("ValidationException", ...; NULL on
+ * success); an InternalServerError body means an engine failure (HTTP 500).
+ */
+kura_status kura_execute(kura_db *db, const char *operation, const char *json, size_t len,
+                         char **out, size_t *out_len);
+const char *kura_execute_error_type(void);
 
 #ifdef __cplusplus
 }

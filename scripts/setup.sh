@@ -8,7 +8,7 @@
 set -euo pipefail
 
 what=${1:-build}
-pkgs=(build-essential cmake pkg-config liblz4-dev zlib1g-dev libxxhash-dev libjansson-dev)
+pkgs=(build-essential cmake pkg-config liblz4-dev zlib1g-dev libxxhash-dev libjansson-dev libssl-dev)
 case "$what" in
   build) ;;
   test)  pkgs+=(libcmocka-dev clang libclang-rt-14-dev python3) ;;

@@ -1,0 +1,190 @@
+/*
+ * api_int.h - internals of the JSON API (api/): the per-call context, the operation table,
+ * the long error message, and helpers shared by the operations' request files (req_*.c).
+ *
+ * How a request runs (execute.c): parse the body (jansson) -> pass 1, types
+ * (SerializationException) -> pass 2, constraints (ValidationException) -> the operation's
+ * run(): legacy_rewrite(), the remaining structural checks in DynamoDB's order, decoding into
+ * the kura.h request struct, the C API call, and encoding the result into c->resp.
+ *
+ * Error messages: DynamoDB's messages can be longer than kura_last_error()'s buffer (a
+ * validation message with 10 violations, a set rendered in full), so api/ keeps its own
+ * per-thread copy: every failure inside api/ goes through api_err(), and every failing C API
+ * call through api_engine(), which adopts kura_last_error(). kura_execute reads api_err_msg().
+ */
+#ifndef KURA_API_INT_H
+#define KURA_API_INT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "api/schema.h"
+#include "engine/model/value.h"
+#include "kura.h"
+
+/* Records the message (also into kura_last_error(), truncated) and returns `s`. */
+kura_status api_err(kura_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* For the result of a C API call: KURA_OK, or `s` with kura_last_error() adopted. */
+kura_status api_engine(kura_status s);
+/* The message of this thread's last api_err()/api_engine() failure. */
+const char *api_err_msg(void);
+#define API_NOMEM() api_err(KURA_E_NOMEM, "out of memory")
+
+typedef struct api_call {
+    kura_db *db;
+    const char *op;
+    json_t *req;  /* the request body after passes 1 and 2 (owned by kura_execute) */
+    json_t *resp; /* the response object, {} on entry (owned by kura_execute) */
+    json_t *item; /* ConditionalCheckFailedException's "Item", set by the operation */
+} api_call;
+
+typedef struct api_op {
+    const char *name;
+    const api_field *schema; /* the request's members, in DynamoDB's check order */
+    kura_status (*run)(api_call *c);
+} api_op;
+
+extern const api_op api_op_create_table, api_op_describe_table, api_op_delete_table,
+    api_op_list_tables, api_op_update_table; /* req_tables.c */
+extern const api_op api_op_put_item, api_op_get_item, api_op_update_item,
+    api_op_delete_item;                                             /* req_items.c */
+extern const api_op api_op_query, api_op_scan;                      /* req_query.c */
+extern const api_op api_op_batch_get_item, api_op_batch_write_item; /* req_batch.c */
+
+/* ---- Attribute values (json_value.c) ---------------------------------------------------- */
+
+/* Decodes an attribute value that passed api_check_types into dst (empty), checking what
+ * DynamoDB checks of each value, in its order and with its messages (empty or several
+ * datatypes, numbers, NULL false, empty sets, duplicate set members). */
+kura_status jv_decode(const json_t *v, kura_value *dst);
+/* Decodes a Map<AttributeValue> (an item or key) into a new M value (*out on success). */
+kura_status jv_decode_map(const json_t *obj, kura_value **out);
+/* DynamoDB JSON of a value ({"S": "x"}) / of a map as an item ({"a": {...}}). New
+ * reference, or NULL when out of memory (or for a string that is not UTF-8). */
+json_t *jv_encode(const kura_value *v);
+json_t *jv_encode_map(const kura_value *m);
+
+/* ---- Request helpers (req_common.c) ------------------------------------------------------- */
+
+/* Members of the (checked) request: NULL / the default when absent. */
+const char *api_str(const json_t *obj, const char *name);
+bool api_bool(const json_t *obj, const char *name, bool dflt);
+kura_return_capacity api_rcc(const json_t *req);
+kura_select api_select(const json_t *req);
+/* ReturnValues-like members: "ALL_OLD" -> KURA_RETURN_ALL_OLD, absent -> NONE. */
+kura_return_values api_return_values(const json_t *req, const char *name);
+/* Calls legacy_rewrite() for this call's operation (api/legacy.c). */
+kura_status api_legacy(api_call *c);
+
+/* ExpressionAttributeNames / ExpressionAttributeValues decoded into maps (NULL if absent). */
+typedef struct api_expr {
+    kura_value *names;
+    kura_value *values;
+} api_expr;
+/* Checks the maps' keys and decodes them (values only with `with_values`), with DynamoDB's
+ * messages ("ExpressionAttributeValues contains invalid value: ... for key :v"). */
+kura_status api_expr_decode(const json_t *obj, bool with_values, api_expr *out);
+void api_expr_free(api_expr *e);
+kura_expression_attributes api_expr_attrs(const api_expr *e);
+
+/* Decodes the Map<AttributeValue> member `name` (NULL when absent) into *out. */
+kura_status api_map_member(const json_t *obj, const char *name, kura_value **out);
+
+/* obj[key] = v (v's reference is taken, also on failure). KURA_E_NOMEM if v is NULL. */
+kura_status api_set(json_t *obj, const char *key, json_t *v);
+/* The ConsumedCapacity object of one table: {"TableName", "CapacityUnits"[, "Table"]}. */
+json_t *api_capacity_json(const kura_consumed_capacity *cc, kura_return_capacity mode);
+/* resp.ConsumedCapacity = that object, when cc is present. */
+kura_status api_put_capacity(json_t *resp, const kura_consumed_capacity *cc,
+                             kura_return_capacity mode);
+/* The whole-item size check DynamoDB makes while validating a request. */
+kura_status api_check_item_size(const kura_value *item);
+
+/* Common schema pieces (the enum lists and sub-structures live in req_common.c). Schemas are
+ * static arrays, so shared members are macros. */
+extern const char *const api_enum_rcc[],
+    *const api_enum_return_values[], *const api_enum_rvoccf[], *const api_enum_ricm[],
+                                                                   *const api_enum_conditional_op[],
+                                                                       *const api_enum_select[];
+extern const api_field api_expected_value, api_condition_value, api_string_elem;
+
+#define API_F_TABLE_NAME                                                                           \
+    {                                                                                              \
+        .name = "TableName", .type = AT_STRING, .flags = AF_NOT_NULL | AF_NAME, .min_len = 3,      \
+        .max_len = 255                                                                             \
+    }
+#define API_F_RCC                                                                                  \
+    {                                                                                              \
+        .name = "ReturnConsumedCapacity", .type = AT_STRING, .flags = 0, .enums = api_enum_rcc     \
+    }
+#define API_F_RETURN_VALUES                                                                        \
+    {                                                                                              \
+        .name = "ReturnValues", .type = AT_STRING, .flags = 0, .enums = api_enum_return_values     \
+    }
+#define API_F_RVOCCF                                                                               \
+    {                                                                                              \
+        .name = "ReturnValuesOnConditionCheckFailure", .type = AT_STRING, .flags = 0,              \
+        .enums = api_enum_rvoccf                                                                   \
+    }
+#define API_F_RICM                                                                                 \
+    {                                                                                              \
+        .name = "ReturnItemCollectionMetrics", .type = AT_STRING, .flags = 0,                      \
+        .enums = api_enum_ricm                                                                     \
+    }
+#define API_F_CONDITIONAL_OP                                                                       \
+    {                                                                                              \
+        .name = "ConditionalOperator", .type = AT_STRING, .flags = 0,                              \
+        .enums = api_enum_conditional_op                                                           \
+    }
+#define API_F_EXPECTED                                                                             \
+    {                                                                                              \
+        .name = "Expected", .type = AT_MAP, .flags = 0, .subtype = "ExpectedAttributeValue",       \
+        .elem = &api_expected_value                                                                \
+    }
+#define API_F_NAMES                                                                                \
+    {                                                                                              \
+        .name = "ExpressionAttributeNames", .type = AT_MAP, .flags = 0,                            \
+        .subtype = "java.lang.String", .elem = &api_string_elem                                    \
+    }
+#define API_F_VALUES                                                                               \
+    {                                                                                              \
+        .name = "ExpressionAttributeValues", .type = AT_MAP, .flags = 0,                           \
+        .subtype = "AttributeValue", .elem = &api_attr_value                                       \
+    }
+#define API_F_ITEM_MAP(n_, f_)                                                                     \
+    {                                                                                              \
+        .name = n_, .type = AT_MAP, .flags = f_, .subtype = "AttributeValue",                      \
+        .elem = &api_attr_value                                                                    \
+    }
+#define API_F_ATTRIBUTES_TO_GET                                                                    \
+    {                                                                                              \
+        .name = "AttributesToGet", .type = AT_LIST, .flags = 0, .elem = &api_string_elem,          \
+        .min_len = 1, .max_len = 255                                                               \
+    }
+#define API_F_CONDITIONS(n_)                                                                       \
+    {                                                                                              \
+        .name = n_, .type = AT_MAP, .flags = 0, .subtype = "Condition",                            \
+        .elem = &api_condition_value                                                               \
+    }
+#define API_F_SELECT                                                                               \
+    {                                                                                              \
+        .name = "Select", .type = AT_STRING, .flags = 0, .enums = api_enum_select                  \
+    }
+#define API_F_INDEX_NAME                                                                           \
+    {                                                                                              \
+        .name = "IndexName", .type = AT_STRING, .flags = AF_NAME, .min_len = 3, .max_len = 255     \
+    }
+#define API_F_STRING(n_)                                                                           \
+    {                                                                                              \
+        .name = n_, .type = AT_STRING, .flags = 0                                                  \
+    }
+#define API_F_BOOL(n_)                                                                             \
+    {                                                                                              \
+        .name = n_, .type = AT_BOOLEAN, .flags = 0                                                 \
+    }
+#define API_F_END                                                                                  \
+    {                                                                                              \
+        .name = NULL                                                                               \
+    }
+
+#endif

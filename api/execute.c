@@ -1,0 +1,143 @@
+/*
+ * execute.c - This file contains kura_execute(), the DynamoDB_20120810 JSON protocol: the
+ * operation table, the order of the generic checks, and the error bodies.
+ *
+ * A request goes through, in DynamoDB's order (dynalite's index.js):
+ *   1. the body must be a JSON object                      SerializationException
+ *   2. the operation must be one kura has                  UnknownOperationException
+ *   3. every member must have its Java type (schema.c)     SerializationException
+ *   4. constraints on every member (schema.c)              ValidationException
+ *   5. the operation (req_*.c): structural checks, the C API call, the response
+ * Errors from the C API keep their type (kura.h maps status codes to DynamoDB's error types);
+ * storage failures (I/O, corruption, no space, read-only, out of memory) are
+ * InternalServerError. The error body is
+ *   {"__type":"com.amazonaws.dynamodb.v20120810#<Type>","message":"..."}
+ * plus "Item" for a ConditionalCheckFailedException with ReturnValuesOnConditionCheckFailure.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_int.h"
+#include "util/status.h"
+
+#define TYPE_PREFIX "com.amazonaws.dynamodb.v20120810#"
+
+static const api_op *const ops[] = {
+    &api_op_create_table,     &api_op_describe_table, &api_op_list_tables, &api_op_delete_table,
+    &api_op_update_table,     &api_op_put_item,       &api_op_get_item,    &api_op_update_item,
+    &api_op_delete_item,      &api_op_query,          &api_op_scan,        &api_op_batch_get_item,
+    &api_op_batch_write_item,
+};
+
+/* The error type of the last kura_execute() on this thread; NULL after a success. */
+static _Thread_local const char *exec_error_type;
+
+const char *kura_execute_error_type(void)
+{
+    return exec_error_type;
+}
+
+static const char *error_type(kura_status s)
+{
+    switch (s) {
+    case KURA_E_INVALID:
+    case KURA_E_NOT_SUPPORTED:
+        return "ValidationException";
+    case KURA_E_RESOURCE_NOT_FOUND:
+        return "ResourceNotFoundException";
+    case KURA_E_RESOURCE_IN_USE:
+        return "ResourceInUseException";
+    case KURA_E_CONDITION_FAILED:
+        return "ConditionalCheckFailedException";
+    case KURA_E_LIMIT_EXCEEDED:
+        return "LimitExceededException";
+    case KURA_E_TXN_CANCELED:
+        return "TransactionCanceledException";
+    case KURA_E_TXN_CONFLICT:
+        return "TransactionConflictException";
+    case KURA_E_IDEMPOTENT_MISMATCH:
+        return "IdempotentParameterMismatchException";
+    case KURA_E_COLLECTION_SIZE:
+        return "ItemCollectionSizeLimitExceededException";
+    default:
+        return "InternalServerError";
+    }
+}
+
+static const api_op *find_op(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof ops / sizeof ops[0]; i++)
+        if (strcmp(ops[i]->name, name) == 0) return ops[i];
+    return NULL;
+}
+
+/* Steps 1-5 above; on failure *type_out names the error type when it is not the status's. */
+static kura_status run(api_call *c, const char *operation, const char *json, size_t len,
+                       const char **type_out)
+{
+    json_error_t jerr;
+    c->req = json ? json_loadb(json, len, JSON_ALLOW_NUL, &jerr) : NULL;
+    *type_out = "SerializationException";
+    if (!c->req) return api_err(KURA_E_INVALID, "%s", json ? jerr.text : "no request body");
+    if (!json_is_object(c->req))
+        return api_err(KURA_E_INVALID, "Unrecognized collection type class "
+                                       "com.amazonaws.dynamodb.v20120810.Request");
+    const api_op *op = find_op(operation);
+    if (!op) {
+        *type_out = "UnknownOperationException";
+        return api_err(KURA_E_NOT_SUPPORTED, "An unknown operation was requested.");
+    }
+    c->op = op->name;
+    kura_status s = api_check_types(c->req, op->schema);
+    if (s != KURA_OK) return s;
+    *type_out = NULL;
+    if ((s = api_check_constraints(c->req, op->schema)) != KURA_OK) return s;
+    if (!(c->resp = json_object())) return API_NOMEM();
+    return op->run(c);
+}
+
+static kura_status error_body(api_call *c, const char *type, json_t **body_out)
+{
+    json_t *body = json_object();
+    char *full = NULL;
+    if (!body || asprintf(&full, TYPE_PREFIX "%s", type) < 0 ||
+        json_object_set_new(body, "__type", json_string(full)) != 0 ||
+        json_object_set_new(body, "message", json_string(api_err_msg())) != 0 ||
+        (c->item && json_object_set(body, "Item", c->item) != 0)) {
+        free(full);
+        json_decref(body);
+        return KURA_E_NOMEM;
+    }
+    free(full);
+    *body_out = body;
+    return KURA_OK;
+}
+
+kura_status kura_execute(kura_db *db, const char *operation, const char *json, size_t len,
+                         char **out, size_t *out_len)
+{
+    api_call c = {db, NULL, NULL, NULL, NULL};
+    const char *type = NULL;
+    exec_error_type = NULL;
+    kura_status s = run(&c, operation, json, len, &type);
+    json_t *body = c.resp;
+    if (s != KURA_OK) {
+        exec_error_type = type ? type : error_type(s);
+        body = NULL;
+        if (error_body(&c, exec_error_type, &body) != KURA_OK) {
+            json_decref(c.resp);
+            json_decref(c.req);
+            json_decref(c.item);
+            return kura_err(KURA_E_NOMEM, "out of memory");
+        }
+        json_decref(c.resp);
+    }
+    char *text = json_dumps(body, JSON_COMPACT | JSON_REAL_PRECISION(15));
+    json_decref(body);
+    json_decref(c.req);
+    json_decref(c.item);
+    if (!text) return kura_err(KURA_E_NOMEM, "out of memory");
+    *out = text;
+    *out_len = strlen(text);
+    return s;
+}

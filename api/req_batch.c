@@ -1,0 +1,284 @@
+/*
+ * req_batch.c - This file contains BatchGetItem and BatchWriteItem of the JSON API.
+ *
+ * BatchGetItem answers every requested table in "Responses" (an empty list when nothing was
+ * found) and returns keys it did not read (the 16 MB response limit) in "UnprocessedKeys"
+ * together with the table's request parameters as the client sent them (a copy taken before
+ * legacy_rewrite, so AttributesToGet comes back as AttributesToGet), ready to be resent.
+ * BatchWriteItem always answers "UnprocessedItems": {} (kura applies every request).
+ * ConsumedCapacity is a list with one entry per table.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_int.h"
+
+#define MSG_MULTI                                                                                  \
+    "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the "    \
+    "supported datatypes"
+
+static kura_status put_capacities(json_t *resp, const kura_consumed_capacity *const *cc, size_t n,
+                                  kura_return_capacity rcc)
+{
+    if (rcc == KURA_CAPACITY_NONE) return KURA_OK;
+    json_t *arr = json_array();
+    for (size_t i = 0; arr && i < n; i++)
+        if (cc[i]->present && json_array_append_new(arr, api_capacity_json(cc[i], rcc)) != 0)
+            json_decref(arr), arr = NULL;
+    return api_set(resp, "ConsumedCapacity", arr);
+}
+
+/* ---- BatchGetItem ---------------------------------------------------------------------- */
+
+static const api_field key_map = {
+    .name = "member", .type = AT_PMAP, .flags = 0, .elem = &api_attr_value};
+static const api_field keys_and_attrs_fields[] = {
+    {.name = "Keys",
+     .type = AT_LIST,
+     .flags = AF_NOT_NULL,
+     .elem = &key_map,
+     .min_len = 1,
+     .max_len = 100},
+    API_F_ATTRIBUTES_TO_GET,
+    API_F_BOOL("ConsistentRead"),
+    API_F_STRING("ProjectionExpression"),
+    API_F_NAMES,
+    API_F_END,
+};
+static const api_field keys_and_attrs = {.name = "member",
+                                         .type = AT_VSTRUCT,
+                                         .flags = 0,
+                                         .subtype = "KeysAndAttributes",
+                                         .fields = keys_and_attrs_fields};
+
+static const api_field batch_get_schema[] = {
+    API_F_RCC,
+    {.name = "RequestItems",
+     .type = AT_MAP,
+     .flags = AF_NOT_NULL | AF_KEYS_NAME,
+     .subtype = "KeysAndAttributes",
+     .elem = &keys_and_attrs,
+     .min_len = 1},
+    API_F_END,
+};
+
+typedef struct get_state {
+    kura_batch_get_table *tables;
+    api_expr *exprs;
+    size_t n;
+} get_state;
+
+static void get_state_free(get_state *g)
+{
+    for (size_t i = 0; i < g->n; i++) {
+        kura_value_free((kura_value *)g->tables[i].keys);
+        api_expr_free(&g->exprs[i]);
+    }
+    free(g->tables);
+    free(g->exprs);
+}
+
+/* One table's entry: its names map and keys, duplicates and the 100-key total checked. */
+static kura_status decode_get_table(const char *name, const json_t *t, kura_batch_get_table *bt,
+                                    api_expr *e, size_t *total)
+{
+    kura_status s = api_expr_decode(t, false, e);
+    kura_value *keys = s == KURA_OK ? kura_value_list() : NULL;
+    if (s == KURA_OK && !keys) s = API_NOMEM();
+    const json_t *jkeys = json_object_get(t, "Keys");
+    for (size_t i = 0; s == KURA_OK && i < json_array_size(jkeys); i++) {
+        kura_value *k = NULL;
+        if ((s = jv_decode_map(json_array_get(jkeys, i), &k)) != KURA_OK) break;
+        for (size_t j = 0; s == KURA_OK && j < kura_value_count(keys); j++)
+            if (val_equal(kura_value_at(keys, j, NULL, NULL), k))
+                s = api_err(KURA_E_INVALID, "Provided list of item keys contains duplicates");
+        if (s == KURA_OK && ++*total > 100)
+            s = api_err(KURA_E_INVALID, "Too many items requested for the BatchGetItem call");
+        if (s == KURA_OK && kura_value_append(keys, k) != KURA_OK)
+            s = API_NOMEM();
+        else if (s != KURA_OK)
+            kura_value_free(k);
+    }
+    bt->table_name = name;
+    bt->keys = keys;
+    bt->consistent_read = api_bool(t, "ConsistentRead", false);
+    bt->projection_expression = api_str(t, "ProjectionExpression");
+    bt->expression_attribute_names = e->names;
+    return s;
+}
+
+/* UnprocessedKeys[table]: the keys plus the table's original parameters. */
+static json_t *unprocessed_entry(const json_t *orig, const kura_value *keys)
+{
+    json_t *entry = json_deep_copy(orig), *arr = json_array();
+    bool ok = entry && arr;
+    for (size_t i = 0; ok && i < kura_value_count(keys); i++)
+        ok = json_array_append_new(arr, jv_encode_map(kura_value_at(keys, i, NULL, NULL))) == 0;
+    if (ok && json_object_set(entry, "Keys", arr) == 0) {
+        json_decref(arr);
+        return entry;
+    }
+    json_decref(arr);
+    json_decref(entry);
+    return NULL;
+}
+
+static kura_status put_batch_get(api_call *c, const get_state *g, const json_t *orig,
+                                 kura_batch_get_res *res, kura_return_capacity rcc)
+{
+    json_t *responses = json_object(), *unprocessed = json_object();
+    kura_status s = api_set(c->resp, "Responses", responses);
+    if (s == KURA_OK)
+        s = api_set(c->resp, "UnprocessedKeys", unprocessed);
+    else
+        json_decref(unprocessed);
+    const kura_consumed_capacity *cc[g->n ? g->n : 1];
+    for (size_t i = 0; s == KURA_OK && i < g->n; i++) {
+        const kura_batch_get_table_res *t = &res->tables[i];
+        const char *name = g->tables[i].table_name;
+        json_t *items = json_array();
+        for (size_t j = 0; items && j < kura_value_count(t->items); j++)
+            if (json_array_append_new(items,
+                                      jv_encode_map(kura_value_at(t->items, j, NULL, NULL))) != 0)
+                json_decref(items), items = NULL;
+        s = api_set(responses, name, items);
+        if (s == KURA_OK && kura_value_count(t->unprocessed_keys) > 0)
+            s = api_set(unprocessed, name,
+                        unprocessed_entry(json_object_get(orig, name), t->unprocessed_keys));
+        cc[i] = &t->consumed_capacity;
+    }
+    if (s == KURA_OK) s = put_capacities(c->resp, cc, g->n, rcc);
+    return s;
+}
+
+static kura_status run_batch_get(api_call *c)
+{
+    json_t *orig = json_deep_copy(json_object_get(c->req, "RequestItems"));
+    if (!orig) return API_NOMEM();
+    kura_status s = api_legacy(c);
+    const json_t *items = json_object_get(c->req, "RequestItems");
+    size_t n = json_object_size(items), total = 0;
+    get_state g = {calloc(n, sizeof *g.tables), calloc(n, sizeof *g.exprs), 0};
+    if (s == KURA_OK && (!g.tables || !g.exprs)) s = API_NOMEM();
+    const char *name;
+    json_t *t;
+    json_object_foreach((json_t *)items, name, t)
+    {
+        if (s != KURA_OK) break;
+        s = decode_get_table(name, t, &g.tables[g.n], &g.exprs[g.n], &total);
+        g.n++;
+    }
+    if (s == KURA_OK) {
+        kura_batch_get_req req = {g.tables, g.n, api_rcc(c->req)};
+        kura_batch_get_res res = {NULL, 0};
+        s = api_engine(kura_batch_get_item(c->db, &req, &res));
+        if (s == KURA_OK) {
+            s = put_batch_get(c, &g, orig, &res, req.return_consumed_capacity);
+            kura_batch_get_res_free(&res);
+        }
+    }
+    get_state_free(&g);
+    json_decref(orig);
+    return s;
+}
+
+const api_op api_op_batch_get_item = {"BatchGetItem", batch_get_schema, run_batch_get};
+
+/* ---- BatchWriteItem -------------------------------------------------------------------- */
+
+static const api_field put_request_fields[] = {API_F_ITEM_MAP("Item", AF_NOT_NULL), API_F_END};
+static const api_field delete_request_fields[] = {API_F_ITEM_MAP("Key", AF_NOT_NULL), API_F_END};
+static const api_field write_request_fields[] = {
+    {.name = "DeleteRequest",
+     .type = AT_FSTRUCT,
+     .flags = 0,
+     .subtype = "DeleteRequest",
+     .fields = delete_request_fields},
+    {.name = "PutRequest",
+     .type = AT_FSTRUCT,
+     .flags = 0,
+     .subtype = "PutRequest",
+     .fields = put_request_fields},
+    API_F_END,
+};
+static const api_field write_request = {.name = "member",
+                                        .type = AT_VSTRUCT,
+                                        .flags = 0,
+                                        .subtype = "WriteRequest",
+                                        .fields = write_request_fields};
+static const api_field write_list = {
+    .name = "member", .type = AT_PLIST, .flags = 0, .elem = &write_request};
+
+static const api_field batch_write_schema[] = {
+    API_F_RCC,
+    API_F_RICM,
+    {.name = "RequestItems",
+     .type = AT_MAP,
+     .flags = AF_NOT_NULL | AF_KEYS_NAME,
+     .subtype = "java.util.List<com.amazonaws.dynamodb.v20120810.WriteRequest>",
+     .elem = &write_list,
+     .min_len = 1,
+     .values_min_len = 1,
+     .values_max_len = 25},
+    API_F_END,
+};
+
+static kura_status decode_write(const char *table, const json_t *w, kura_write_request *out)
+{
+    const json_t *put = json_object_get(w, "PutRequest");
+    const json_t *del = json_object_get(w, "DeleteRequest");
+    kura_value *v = NULL;
+    kura_status s = api_map_member(put ? put : del, put ? "Item" : "Key", &v);
+    if (s == KURA_OK && put && (s = api_check_item_size(v)) != KURA_OK) kura_value_free(v);
+    if (s == KURA_OK) {
+        out->table_name = table;
+        out->is_delete = put == NULL;
+        out->item = v;
+    }
+    return s;
+}
+
+static kura_status run_batch_write(api_call *c)
+{
+    kura_status s = api_legacy(c);
+    const json_t *items = json_object_get(c->req, "RequestItems");
+    const char *name;
+    json_t *list;
+    size_t total = 0;
+    json_object_foreach((json_t *)items, name, list) total += json_array_size(list);
+    kura_write_request *reqs = calloc(total + 1, sizeof *reqs);
+    size_t n = 0;
+    if (s == KURA_OK && !reqs) s = API_NOMEM();
+    if (s == KURA_OK && total > 25)
+        s = api_err(KURA_E_INVALID, "Too many items requested for the BatchWriteItem call");
+    json_object_foreach((json_t *)items, name, list)
+    {
+        for (size_t i = 0; s == KURA_OK && i < json_array_size(list); i++) {
+            const json_t *w = json_array_get(list, i);
+            if (json_object_size(w) != 1) s = api_err(KURA_E_INVALID, MSG_MULTI);
+        }
+        for (size_t i = 0; s == KURA_OK && i < json_array_size(list); i++)
+            if ((s = decode_write(name, json_array_get(list, i), &reqs[n])) == KURA_OK) n++;
+    }
+    if (s == KURA_OK) {
+        kura_batch_write_req req = {reqs, n, api_rcc(c->req)};
+        kura_batch_write_res res = {NULL, 0};
+        s = api_engine(kura_batch_write_item(c->db, &req, &res));
+        if (s == KURA_OK) {
+            s = api_set(c->resp, "UnprocessedItems", json_object());
+            const kura_consumed_capacity *cc[res.consumed_capacity_count + 1];
+            for (size_t i = 0; i < res.consumed_capacity_count; i++)
+                cc[i] = &res.consumed_capacity[i];
+            if (s == KURA_OK)
+                s = put_capacities(c->resp, cc, res.consumed_capacity_count,
+                                   req.return_consumed_capacity);
+            kura_batch_write_res_free(&res);
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        kura_value_free((kura_value *)reqs[i].item);
+    free(reqs);
+    return s;
+}
+
+const api_op api_op_batch_write_item = {"BatchWriteItem", batch_write_schema, run_batch_write};

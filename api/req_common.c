@@ -1,0 +1,308 @@
+/*
+ * req_common.c - This file contains what the operations of the JSON API share: the long
+ * per-thread error message, the schema pieces several operations use (ReturnValues,
+ * Expected, conditions ...), reading checked request members, the expression attribute maps
+ * and the ConsumedCapacity object.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_int.h"
+#include "api/legacy.h"
+#include "util/status.h"
+
+/* ---- Errors ------------------------------------------------------------------------------ */
+
+static _Thread_local char *api_msg;
+
+kura_status api_err(kura_status s, const char *fmt, ...)
+{
+    va_list ap;
+    char *m = NULL;
+    va_start(ap, fmt);
+    int n = vasprintf(&m, fmt, ap);
+    va_end(ap);
+    free(api_msg);
+    api_msg = n < 0 ? NULL : m;
+    kura_err(s, "%s", api_msg ? api_msg : "out of memory");
+    return s;
+}
+
+kura_status api_engine(kura_status s)
+{
+    return s == KURA_OK ? KURA_OK : api_err(s, "%s", kura_last_error());
+}
+
+const char *api_err_msg(void)
+{
+    return api_msg ? api_msg : kura_last_error();
+}
+
+/* ---- Schema pieces ------------------------------------------------------------------------- */
+
+const char *const api_enum_rcc[] = {"INDEXES", "TOTAL", "NONE", NULL};
+const char *const api_enum_return_values[] = {"ALL_NEW", "UPDATED_OLD", "ALL_OLD",
+                                              "NONE",    "UPDATED_NEW", NULL};
+const char *const api_enum_rvoccf[] = {"ALL_OLD", "NONE", NULL};
+const char *const api_enum_ricm[] = {"SIZE", "NONE", NULL};
+const char *const api_enum_conditional_op[] = {"OR", "AND", NULL};
+const char *const api_enum_select[] = {"SPECIFIC_ATTRIBUTES", "COUNT", "ALL_ATTRIBUTES",
+                                       "ALL_PROJECTED_ATTRIBUTES", NULL};
+static const char *const enum_comparison[] = {
+    "IN",       "NULL", "BETWEEN", "LT",          "NOT_CONTAINS", "EQ",       "GT",
+    "NOT_NULL", "NE",   "LE",      "BEGINS_WITH", "GE",           "CONTAINS", NULL};
+
+const api_field api_string_elem = {.name = "member", .type = AT_STRING, .flags = 0};
+
+static const api_field expected_fields[] = {
+    {.name = "AttributeValueList", .type = AT_LIST, .flags = 0, .elem = &api_attr_value},
+    {.name = "ComparisonOperator", .type = AT_STRING, .flags = 0, .enums = enum_comparison},
+    API_F_BOOL("Exists"),
+    {.name = "Value",
+     .type = AT_FSTRUCT,
+     .flags = AF_ATTR,
+     .subtype = "AttributeValue",
+     .fields = api_attr_fields},
+    API_F_END,
+};
+const api_field api_expected_value = {.name = "member",
+                                      .type = AT_VSTRUCT,
+                                      .flags = 0,
+                                      .subtype = "ExpectedAttributeValue",
+                                      .fields = expected_fields};
+
+static const api_field condition_fields[] = {
+    {.name = "AttributeValueList", .type = AT_LIST, .flags = 0, .elem = &api_attr_value},
+    {.name = "ComparisonOperator",
+     .type = AT_STRING,
+     .flags = AF_NOT_NULL,
+     .enums = enum_comparison},
+    API_F_END,
+};
+const api_field api_condition_value = {.name = "member",
+                                       .type = AT_VSTRUCT,
+                                       .flags = 0,
+                                       .subtype = "Condition",
+                                       .fields = condition_fields};
+
+/* ---- Reading checked members --------------------------------------------------------------- */
+
+const char *api_str(const json_t *obj, const char *name)
+{
+    return json_string_value(json_object_get(obj, name));
+}
+
+bool api_bool(const json_t *obj, const char *name, bool dflt)
+{
+    const json_t *v = json_object_get(obj, name);
+    return json_is_boolean(v) ? json_is_true(v) : dflt;
+}
+
+kura_return_capacity api_rcc(const json_t *req)
+{
+    const char *s = api_str(req, "ReturnConsumedCapacity");
+    if (!s) return KURA_CAPACITY_NONE;
+    return strcmp(s, "TOTAL") == 0     ? KURA_CAPACITY_TOTAL
+           : strcmp(s, "INDEXES") == 0 ? KURA_CAPACITY_INDEXES
+                                       : KURA_CAPACITY_NONE;
+}
+
+kura_select api_select(const json_t *req)
+{
+    static const struct {
+        const char *name;
+        kura_select sel;
+    } map[] = {{"ALL_ATTRIBUTES", KURA_SELECT_ALL_ATTRIBUTES},
+               {"ALL_PROJECTED_ATTRIBUTES", KURA_SELECT_ALL_PROJECTED_ATTRIBUTES},
+               {"SPECIFIC_ATTRIBUTES", KURA_SELECT_SPECIFIC_ATTRIBUTES},
+               {"COUNT", KURA_SELECT_COUNT}};
+    const char *s = api_str(req, "Select");
+    for (size_t i = 0; s && i < sizeof map / sizeof map[0]; i++)
+        if (strcmp(s, map[i].name) == 0) return map[i].sel;
+    return KURA_SELECT_DEFAULT;
+}
+
+kura_return_values api_return_values(const json_t *req, const char *name)
+{
+    static const struct {
+        const char *name;
+        kura_return_values rv;
+    } map[] = {{"ALL_OLD", KURA_RETURN_ALL_OLD},
+               {"UPDATED_OLD", KURA_RETURN_UPDATED_OLD},
+               {"ALL_NEW", KURA_RETURN_ALL_NEW},
+               {"UPDATED_NEW", KURA_RETURN_UPDATED_NEW}};
+    const char *s = api_str(req, name);
+    for (size_t i = 0; s && i < sizeof map / sizeof map[0]; i++)
+        if (strcmp(s, map[i].name) == 0) return map[i].rv;
+    return KURA_RETURN_NONE;
+}
+
+kura_status api_legacy(api_call *c)
+{
+    return api_engine(legacy_rewrite(c->op, c->req));
+}
+
+/* ---- Expression attribute maps -------------------------------------------------------------- */
+
+/* ^<lead>[0-9a-zA-Z_]+$ */
+static bool placeholder_ok(const char *key, size_t len, char lead)
+{
+    if (len < 2 || key[0] != lead) return false;
+    for (size_t i = 1; i < len; i++) {
+        char ch = key[i];
+        if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+              ch == '_'))
+            return false;
+    }
+    return true;
+}
+
+static kura_status check_keys(const json_t *map, const char *what, char lead)
+{
+    if (json_object_size(map) == 0) return api_err(KURA_E_INVALID, "%s must not be empty", what);
+    const char *key;
+    size_t key_len;
+    json_t *v;
+    json_object_keylen_foreach((json_t *)map, key, key_len, v)
+    {
+        if (!placeholder_ok(key, key_len, lead))
+            return api_err(KURA_E_INVALID, "%s contains invalid key: Syntax error; key: \"%s\"",
+                           what, key);
+    }
+    return KURA_OK;
+}
+
+static kura_status decode_names(const json_t *map, kura_value **out)
+{
+    kura_value *m = kura_value_map();
+    if (!m) return API_NOMEM();
+    const char *key;
+    size_t key_len;
+    json_t *v;
+    json_object_keylen_foreach((json_t *)map, key, key_len, v)
+    {
+        kura_value s = {0};
+        if (val_set_bytes(&s, KURA_S, json_is_string(v) ? json_string_value(v) : "",
+                          json_string_length(v)) != KURA_OK ||
+            val_map_put(m, key, key_len, &s) != KURA_OK) {
+            kura_value_free(m);
+            return API_NOMEM();
+        }
+    }
+    *out = m;
+    return KURA_OK;
+}
+
+static kura_status decode_values(const json_t *map, kura_value **out)
+{
+    kura_value *m = kura_value_map();
+    if (!m) return API_NOMEM();
+    const char *key;
+    size_t key_len;
+    json_t *v;
+    json_object_keylen_foreach((json_t *)map, key, key_len, v)
+    {
+        kura_value d = {0};
+        kura_status st = jv_decode(v, &d);
+        if (st == KURA_E_INVALID) {
+            char *msg = strdup(api_err_msg());
+            st = msg ? api_err(KURA_E_INVALID,
+                               "ExpressionAttributeValues contains invalid value: %s for key %s",
+                               msg, key)
+                     : API_NOMEM();
+            free(msg);
+        } else if (st == KURA_OK && val_map_put(m, key, key_len, &d) != KURA_OK) {
+            st = API_NOMEM();
+        }
+        if (st != KURA_OK) {
+            kura_value_free(m);
+            return st;
+        }
+    }
+    *out = m;
+    return KURA_OK;
+}
+
+kura_status api_expr_decode(const json_t *obj, bool with_values, api_expr *out)
+{
+    const json_t *names = json_object_get(obj, "ExpressionAttributeNames");
+    const json_t *values = with_values ? json_object_get(obj, "ExpressionAttributeValues") : NULL;
+    kura_status st = KURA_OK;
+    api_expr e = {NULL, NULL};
+    if (names) st = check_keys(names, "ExpressionAttributeNames", '#');
+    if (st == KURA_OK && values) st = check_keys(values, "ExpressionAttributeValues", ':');
+    if (st == KURA_OK && names) st = decode_names(names, &e.names);
+    if (st == KURA_OK && values) st = decode_values(values, &e.values);
+    if (st != KURA_OK) {
+        api_expr_free(&e);
+        return st;
+    }
+    *out = e;
+    return KURA_OK;
+}
+
+void api_expr_free(api_expr *e)
+{
+    kura_value_free(e->names);
+    kura_value_free(e->values);
+    e->names = e->values = NULL;
+}
+
+kura_expression_attributes api_expr_attrs(const api_expr *e)
+{
+    kura_expression_attributes a = {e->names, e->values};
+    return a;
+}
+
+kura_status api_map_member(const json_t *obj, const char *name, kura_value **out)
+{
+    const json_t *m = json_object_get(obj, name);
+    if (!m) {
+        *out = NULL;
+        return KURA_OK;
+    }
+    return jv_decode_map(m, out);
+}
+
+kura_status api_check_item_size(const kura_value *item)
+{
+    if (val_item_size(item) > 400 * 1024)
+        return api_err(KURA_E_INVALID, "Item size has exceeded the maximum allowed size");
+    return KURA_OK;
+}
+
+/* ---- Responses ---------------------------------------------------------------------------- */
+
+kura_status api_set(json_t *obj, const char *key, json_t *v)
+{
+    if (!v || json_object_set_new(obj, key, v) != 0) return API_NOMEM();
+    return KURA_OK;
+}
+
+json_t *api_capacity_json(const kura_consumed_capacity *cc, kura_return_capacity mode)
+{
+    json_t *o = json_object();
+    if (!o) return NULL;
+    bool ok = json_object_set_new(o, "TableName",
+                                  json_string(cc->table_name ? cc->table_name : "")) == 0 &&
+              json_object_set_new(o, "CapacityUnits", json_real(cc->capacity_units)) == 0;
+    if (ok && mode == KURA_CAPACITY_INDEXES) {
+        json_t *t = json_object();
+        ok = t && json_object_set_new(t, "CapacityUnits", json_real(cc->table_capacity_units)) == 0;
+        ok = json_object_set_new(o, "Table", t) == 0 && ok;
+    }
+    if (!ok) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+kura_status api_put_capacity(json_t *resp, const kura_consumed_capacity *cc,
+                             kura_return_capacity mode)
+{
+    if (!cc->present || mode == KURA_CAPACITY_NONE) return KURA_OK;
+    return api_set(resp, "ConsumedCapacity", api_capacity_json(cc, mode));
+}

@@ -1,0 +1,238 @@
+/*
+ * req_items.c - This file contains the single-item operations of the JSON API: PutItem,
+ * GetItem, UpdateItem and DeleteItem.
+ *
+ * After the generic passes, each operation runs DynamoDB's remaining request checks in its
+ * order (dynalite's validations/<Op>.js custom functions): legacy parameters (rewritten by
+ * legacy.c), the item or key values, ReturnValues, the item size, then the expression
+ * attribute maps; the expressions themselves, the key schema and the table are the C API's.
+ */
+#include <string.h>
+
+#include "api/api_int.h"
+
+/* The Map<AttributeValueUpdate> of UpdateItem's legacy AttributeUpdates. */
+static const api_field update_action_fields[] = {
+    API_F_STRING("Action"),
+    {.name = "Value",
+     .type = AT_FSTRUCT,
+     .flags = AF_ATTR,
+     .subtype = "AttributeValue",
+     .fields = api_attr_fields},
+    API_F_END,
+};
+static const api_field update_action = {.name = "member",
+                                        .type = AT_VSTRUCT,
+                                        .flags = 0,
+                                        .subtype = "AttributeValueUpdate",
+                                        .fields = update_action_fields};
+
+/* ReturnValues of PutItem and DeleteItem. */
+static kura_status check_old_only(const json_t *req, kura_return_values *rv_out)
+{
+    kura_return_values rv = api_return_values(req, "ReturnValues");
+    if (rv != KURA_RETURN_NONE && rv != KURA_RETURN_ALL_OLD)
+        return api_err(KURA_E_INVALID, "ReturnValues can only be ALL_OLD or NONE");
+    *rv_out = rv;
+    return KURA_OK;
+}
+
+/* The response of a write, or the error with its ConditionalCheckFailed item. */
+static kura_status finish_write(api_call *c, kura_status s, kura_write_result *res,
+                                kura_return_capacity rcc)
+{
+    if (s != KURA_OK) {
+        s = api_engine(s);
+        if (s == KURA_E_CONDITION_FAILED && res->item && !(c->item = jv_encode_map(res->item)))
+            s = API_NOMEM();
+    } else {
+        if (res->attributes) s = api_set(c->resp, "Attributes", jv_encode_map(res->attributes));
+        if (s == KURA_OK) s = api_put_capacity(c->resp, &res->consumed_capacity, rcc);
+    }
+    kura_write_result_free(res);
+    return s;
+}
+
+/* ---- PutItem --------------------------------------------------------------------------- */
+
+static const api_field put_schema[] = {
+    API_F_RCC,
+    API_F_TABLE_NAME,
+    API_F_ITEM_MAP("Item", AF_NOT_NULL),
+    API_F_CONDITIONAL_OP,
+    API_F_EXPECTED,
+    API_F_RETURN_VALUES,
+    API_F_RICM,
+    API_F_STRING("ConditionExpression"),
+    API_F_VALUES,
+    API_F_NAMES,
+    API_F_RVOCCF,
+    API_F_END,
+};
+
+static kura_status run_put(api_call *c)
+{
+    kura_value *item = NULL;
+    api_expr e = {NULL, NULL};
+    kura_put_item_req req = {.table_name = api_str(c->req, "TableName")};
+    kura_status s = api_legacy(c);
+    if (s == KURA_OK) s = api_map_member(c->req, "Item", &item);
+    if (s == KURA_OK) s = check_old_only(c->req, &req.return_values);
+    if (s == KURA_OK) s = api_check_item_size(item);
+    if (s == KURA_OK) s = api_expr_decode(c->req, true, &e);
+    if (s == KURA_OK) {
+        req.item = item;
+        req.condition_expression = api_str(c->req, "ConditionExpression");
+        req.expr = api_expr_attrs(&e);
+        req.return_values_on_condition_check_failure =
+            api_return_values(c->req, "ReturnValuesOnConditionCheckFailure");
+        req.return_consumed_capacity = api_rcc(c->req);
+        kura_write_result res = {0};
+        s = finish_write(c, kura_put_item(c->db, &req, &res), &res, req.return_consumed_capacity);
+    }
+    api_expr_free(&e);
+    kura_value_free(item);
+    return s;
+}
+
+const api_op api_op_put_item = {"PutItem", put_schema, run_put};
+
+/* ---- GetItem --------------------------------------------------------------------------- */
+
+static const api_field get_schema[] = {
+    API_F_RCC,
+    API_F_ATTRIBUTES_TO_GET,
+    API_F_TABLE_NAME,
+    API_F_ITEM_MAP("Key", AF_NOT_NULL),
+    API_F_BOOL("ConsistentRead"),
+    API_F_STRING("ProjectionExpression"),
+    API_F_NAMES,
+    API_F_END,
+};
+
+static kura_status run_get(api_call *c)
+{
+    kura_value *key = NULL;
+    api_expr e = {NULL, NULL};
+    kura_status s = api_legacy(c);
+    if (s == KURA_OK) s = api_map_member(c->req, "Key", &key);
+    if (s == KURA_OK) s = api_expr_decode(c->req, false, &e);
+    if (s == KURA_OK) {
+        kura_get_item_req req = {
+            .table_name = api_str(c->req, "TableName"),
+            .key = key,
+            .consistent_read = api_bool(c->req, "ConsistentRead", false),
+            .projection_expression = api_str(c->req, "ProjectionExpression"),
+            .expr = api_expr_attrs(&e),
+            .return_consumed_capacity = api_rcc(c->req),
+        };
+        kura_get_item_res res = {0};
+        s = api_engine(kura_get_item(c->db, &req, &res));
+        if (s == KURA_OK && res.item) s = api_set(c->resp, "Item", jv_encode_map(res.item));
+        if (s == KURA_OK)
+            s = api_put_capacity(c->resp, &res.consumed_capacity, req.return_consumed_capacity);
+        kura_get_item_res_free(&res);
+    }
+    api_expr_free(&e);
+    kura_value_free(key);
+    return s;
+}
+
+const api_op api_op_get_item = {"GetItem", get_schema, run_get};
+
+/* ---- UpdateItem ------------------------------------------------------------------------ */
+
+static const api_field update_schema[] = {
+    API_F_RCC,
+    API_F_TABLE_NAME,
+    API_F_RICM,
+    API_F_RETURN_VALUES,
+    API_F_ITEM_MAP("Key", AF_NOT_NULL),
+    API_F_CONDITIONAL_OP,
+    API_F_EXPECTED,
+    {.name = "AttributeUpdates",
+     .type = AT_MAP,
+     .flags = 0,
+     .subtype = "AttributeValueUpdate",
+     .elem = &update_action},
+    API_F_STRING("ConditionExpression"),
+    API_F_STRING("UpdateExpression"),
+    API_F_VALUES,
+    API_F_NAMES,
+    API_F_RVOCCF,
+    API_F_END,
+};
+
+static kura_status run_update(api_call *c)
+{
+    kura_value *key = NULL;
+    api_expr e = {NULL, NULL};
+    kura_status s = api_legacy(c);
+    if (s == KURA_OK) s = api_map_member(c->req, "Key", &key);
+    if (s == KURA_OK) s = api_expr_decode(c->req, true, &e);
+    if (s == KURA_OK) {
+        kura_update_item_req req = {
+            .table_name = api_str(c->req, "TableName"),
+            .key = key,
+            .update_expression = api_str(c->req, "UpdateExpression"),
+            .condition_expression = api_str(c->req, "ConditionExpression"),
+            .expr = api_expr_attrs(&e),
+            .return_values = api_return_values(c->req, "ReturnValues"),
+            .return_values_on_condition_check_failure =
+                api_return_values(c->req, "ReturnValuesOnConditionCheckFailure"),
+            .return_consumed_capacity = api_rcc(c->req),
+        };
+        kura_write_result res = {0};
+        s = finish_write(c, kura_update_item(c->db, &req, &res), &res,
+                         req.return_consumed_capacity);
+    }
+    api_expr_free(&e);
+    kura_value_free(key);
+    return s;
+}
+
+const api_op api_op_update_item = {"UpdateItem", update_schema, run_update};
+
+/* ---- DeleteItem ------------------------------------------------------------------------ */
+
+static const api_field delete_schema[] = {
+    API_F_RCC,
+    API_F_TABLE_NAME,
+    API_F_RETURN_VALUES,
+    API_F_RICM,
+    API_F_ITEM_MAP("Key", AF_NOT_NULL),
+    API_F_CONDITIONAL_OP,
+    API_F_EXPECTED,
+    API_F_STRING("ConditionExpression"),
+    API_F_VALUES,
+    API_F_NAMES,
+    API_F_RVOCCF,
+    API_F_END,
+};
+
+static kura_status run_delete(api_call *c)
+{
+    kura_value *key = NULL;
+    api_expr e = {NULL, NULL};
+    kura_delete_item_req req = {.table_name = api_str(c->req, "TableName")};
+    kura_status s = api_legacy(c);
+    if (s == KURA_OK) s = api_map_member(c->req, "Key", &key);
+    if (s == KURA_OK) s = check_old_only(c->req, &req.return_values);
+    if (s == KURA_OK) s = api_expr_decode(c->req, true, &e);
+    if (s == KURA_OK) {
+        req.key = key;
+        req.condition_expression = api_str(c->req, "ConditionExpression");
+        req.expr = api_expr_attrs(&e);
+        req.return_values_on_condition_check_failure =
+            api_return_values(c->req, "ReturnValuesOnConditionCheckFailure");
+        req.return_consumed_capacity = api_rcc(c->req);
+        kura_write_result res = {0};
+        s = finish_write(c, kura_delete_item(c->db, &req, &res), &res,
+                         req.return_consumed_capacity);
+    }
+    api_expr_free(&e);
+    kura_value_free(key);
+    return s;
+}
+
+const api_op api_op_delete_item = {"DeleteItem", delete_schema, run_delete};

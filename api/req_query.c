@@ -1,0 +1,201 @@
+/*
+ * req_query.c - This file contains Query and Scan of the JSON API: their schemas, the checks
+ * of ExclusiveStartKey and of parallel scans (Segment / TotalSegments), and the page response
+ * (Items, Count, ScannedCount, LastEvaluatedKey, ConsumedCapacity).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_int.h"
+
+/* DynamoDB prefixes ExclusiveStartKey value errors with "The provided starting key is
+ * invalid: " except for these (dynalite, validations/query.js). */
+static bool start_key_unprefixed(const char *msg)
+{
+    static const char *const kinds[] = {"contains duplicates", "number set", "numeric value",
+                                        "significant digits", "number with magnitude"};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (strstr(msg, kinds[i])) return true;
+    return false;
+}
+
+static kura_status decode_start_key(const json_t *req, kura_value **out)
+{
+    kura_status s = api_map_member(req, "ExclusiveStartKey", out);
+    if (s != KURA_E_INVALID || start_key_unprefixed(api_err_msg())) return s;
+    char *msg = strdup(api_err_msg());
+    s = msg ? api_err(KURA_E_INVALID, "The provided starting key is invalid: %s", msg)
+            : API_NOMEM();
+    free(msg);
+    return s;
+}
+
+static uint32_t decode_limit(const json_t *req)
+{
+    json_int_t n = json_integer_value(json_object_get(req, "Limit"));
+    return n > (json_int_t)UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
+static kura_status put_page(api_call *c, kura_page *p, kura_return_capacity rcc)
+{
+    kura_status s = KURA_OK;
+    if (p->items) {
+        json_t *arr = json_array();
+        for (size_t i = 0; arr && i < kura_value_count(p->items); i++)
+            if (json_array_append_new(arr, jv_encode_map(kura_value_at(p->items, i, NULL, NULL))) !=
+                0)
+                json_decref(arr), arr = NULL;
+        s = api_set(c->resp, "Items", arr);
+    }
+    if (s == KURA_OK) s = api_set(c->resp, "Count", json_integer((json_int_t)p->count));
+    if (s == KURA_OK)
+        s = api_set(c->resp, "ScannedCount", json_integer((json_int_t)p->scanned_count));
+    if (s == KURA_OK && p->last_evaluated_key)
+        s = api_set(c->resp, "LastEvaluatedKey", jv_encode_map(p->last_evaluated_key));
+    if (s == KURA_OK) s = api_put_capacity(c->resp, &p->consumed_capacity, rcc);
+    kura_page_free(p);
+    return s;
+}
+
+/* ---- Query ----------------------------------------------------------------------------- */
+
+static const api_field query_schema[] = {
+    API_F_SELECT,
+    API_F_INDEX_NAME,
+    API_F_RCC,
+    API_F_CONDITIONS("QueryFilter"),
+    API_F_TABLE_NAME,
+    API_F_CONDITIONAL_OP,
+    API_F_ATTRIBUTES_TO_GET,
+    {.name = "Limit", .type = AT_INTEGER, .flags = AF_MIN, .min = 1},
+    API_F_CONDITIONS("KeyConditions"),
+    API_F_ITEM_MAP("ExclusiveStartKey", 0),
+    API_F_BOOL("ConsistentRead"),
+    API_F_BOOL("ScanIndexForward"),
+    API_F_STRING("KeyConditionExpression"),
+    API_F_STRING("FilterExpression"),
+    API_F_STRING("ProjectionExpression"),
+    API_F_VALUES,
+    API_F_NAMES,
+    API_F_END,
+};
+
+static kura_status run_query(api_call *c)
+{
+    kura_value *start = NULL;
+    api_expr e = {NULL, NULL};
+    kura_status s = api_legacy(c);
+    if (s == KURA_OK) s = decode_start_key(c->req, &start);
+    if (s == KURA_OK && !json_object_get(c->req, "KeyConditionExpression"))
+        s = api_err(KURA_E_INVALID, "Either the KeyConditions or KeyConditionExpression "
+                                    "parameter must be specified in the request.");
+    if (s == KURA_OK) s = api_expr_decode(c->req, true, &e);
+    if (s == KURA_OK) {
+        kura_query_req req = {
+            .table_name = api_str(c->req, "TableName"),
+            .index_name = api_str(c->req, "IndexName"),
+            .key_condition_expression = api_str(c->req, "KeyConditionExpression"),
+            .filter_expression = api_str(c->req, "FilterExpression"),
+            .projection_expression = api_str(c->req, "ProjectionExpression"),
+            .expr = api_expr_attrs(&e),
+            .select = api_select(c->req),
+            .limit = decode_limit(c->req),
+            .scan_index_backward = !api_bool(c->req, "ScanIndexForward", true),
+            .exclusive_start_key = start,
+            .consistent_read = api_bool(c->req, "ConsistentRead", false),
+            .return_consumed_capacity = api_rcc(c->req),
+        };
+        kura_page page = {0};
+        s = api_engine(kura_query(c->db, &req, &page));
+        if (s == KURA_OK) s = put_page(c, &page, req.return_consumed_capacity);
+    }
+    api_expr_free(&e);
+    kura_value_free(start);
+    return s;
+}
+
+const api_op api_op_query = {"Query", query_schema, run_query};
+
+/* ---- Scan ------------------------------------------------------------------------------ */
+
+static const api_field scan_schema[] = {
+    API_F_SELECT,
+    API_F_INDEX_NAME,
+    {.name = "TotalSegments",
+     .type = AT_INTEGER,
+     .flags = AF_MIN | AF_MAX,
+     .min = 1,
+     .max = 1000000},
+    API_F_RCC,
+    API_F_TABLE_NAME,
+    API_F_CONDITIONAL_OP,
+    API_F_CONDITIONS("ScanFilter"),
+    {.name = "Segment", .type = AT_INTEGER, .flags = AF_MIN | AF_MAX, .min = 0, .max = 999999},
+    {.name = "Limit", .type = AT_INTEGER, .flags = AF_MIN, .min = 1},
+    API_F_ATTRIBUTES_TO_GET,
+    API_F_ITEM_MAP("ExclusiveStartKey", 0),
+    API_F_STRING("FilterExpression"),
+    API_F_STRING("ProjectionExpression"),
+    API_F_VALUES,
+    API_F_NAMES,
+    API_F_BOOL("ConsistentRead"),
+    API_F_END,
+};
+
+static kura_status check_segments(const json_t *req)
+{
+    const json_t *seg = json_object_get(req, "Segment");
+    const json_t *total = json_object_get(req, "TotalSegments");
+    if (seg && !total)
+        return api_err(KURA_E_INVALID, "The TotalSegments parameter is required but was not "
+                                       "present in the request when Segment parameter is "
+                                       "present");
+    if (total && !seg)
+        return api_err(KURA_E_INVALID, "The Segment parameter is required but was not present "
+                                       "in the request when parameter TotalSegments is present");
+    if (seg && json_integer_value(seg) >= json_integer_value(total))
+        return api_err(KURA_E_INVALID,
+                       "The Segment parameter is zero-based and must be less than parameter "
+                       "TotalSegments: Segment: %" JSON_INTEGER_FORMAT
+                       " is not less than TotalSegments: %" JSON_INTEGER_FORMAT,
+                       json_integer_value(seg), json_integer_value(total));
+    return KURA_OK;
+}
+
+static kura_status run_scan(api_call *c)
+{
+    kura_value *start = NULL;
+    api_expr e = {NULL, NULL};
+    kura_status s = api_legacy(c);
+    if (s == KURA_OK) s = decode_start_key(c->req, &start);
+    if (s == KURA_OK) s = check_segments(c->req);
+    if (s == KURA_OK) s = api_expr_decode(c->req, true, &e);
+    if (s == KURA_OK) {
+        const json_t *seg = json_object_get(c->req, "Segment");
+        kura_scan_req req = {
+            .table_name = api_str(c->req, "TableName"),
+            .index_name = api_str(c->req, "IndexName"),
+            .filter_expression = api_str(c->req, "FilterExpression"),
+            .projection_expression = api_str(c->req, "ProjectionExpression"),
+            .expr = api_expr_attrs(&e),
+            .select = api_select(c->req),
+            .limit = decode_limit(c->req),
+            .exclusive_start_key = start,
+            .consistent_read = api_bool(c->req, "ConsistentRead", false),
+            .has_segment = seg != NULL,
+            .segment = (uint32_t)json_integer_value(seg),
+            .total_segments =
+                (uint32_t)json_integer_value(json_object_get(c->req, "TotalSegments")),
+            .return_consumed_capacity = api_rcc(c->req),
+        };
+        kura_page page = {0};
+        s = api_engine(kura_scan(c->db, &req, &page));
+        if (s == KURA_OK) s = put_page(c, &page, req.return_consumed_capacity);
+    }
+    api_expr_free(&e);
+    kura_value_free(start);
+    return s;
+}
+
+const api_op api_op_scan = {"Scan", scan_schema, run_scan};

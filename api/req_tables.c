@@ -1,0 +1,407 @@
+/*
+ * req_tables.c - This file contains the table operations of the JSON API: CreateTable,
+ * DescribeTable, DeleteTable, ListTables and UpdateTable (their request schemas, decoding
+ * into the kura.h structs, and the TableDescription object of the responses).
+ *
+ * Secondary indexes (GlobalSecondaryIndexes, LocalSecondaryIndexes,
+ * GlobalSecondaryIndexUpdates) are checked for structure like every other parameter and then
+ * refused with a ValidationException saying so: kura does not have them yet, and silently
+ * creating a table without its indexes would break the caller later.
+ *
+ * kura's own CreateTable parameter KuraPartitions (1..256) sets the table's hash partitions.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_int.h"
+
+#define MSG_NO_INDEXES "kura does not support secondary indexes yet"
+
+static const char *const enum_attr_type[] = {"B", "N", "S", NULL};
+static const char *const enum_key_type[] = {"HASH", "RANGE", NULL};
+static const char *const enum_billing[] = {"PROVISIONED", "PAY_PER_REQUEST", NULL};
+static const char *const enum_projection[] = {"ALL", "INCLUDE", "KEYS_ONLY", NULL};
+
+#define F_TABLE_NAME_REQ                                                                           \
+    {                                                                                              \
+        .name = "TableName", .type = AT_STRING, .flags = AF_REQUIRED | AF_TABLE_NAME | AF_NAME     \
+    }
+#define F_INDEX_NAME                                                                               \
+    {                                                                                              \
+        .name = "IndexName", .type = AT_STRING, .flags = AF_NOT_NULL | AF_NAME, .min_len = 3,      \
+        .max_len = 255                                                                             \
+    }
+
+static const api_field attr_def_fields[] = {
+    {.name = "AttributeName", .type = AT_STRING, .flags = AF_NOT_NULL},
+    {.name = "AttributeType", .type = AT_STRING, .flags = AF_NOT_NULL, .enums = enum_attr_type},
+    API_F_END,
+};
+static const api_field attr_def = {.name = "member",
+                                   .type = AT_VSTRUCT,
+                                   .flags = 0,
+                                   .subtype = "AttributeDefinition",
+                                   .fields = attr_def_fields};
+static const api_field key_elem_fields[] = {
+    {.name = "AttributeName", .type = AT_STRING, .flags = AF_NOT_NULL},
+    {.name = "KeyType", .type = AT_STRING, .flags = AF_NOT_NULL, .enums = enum_key_type},
+    API_F_END,
+};
+static const api_field key_elem = {.name = "member",
+                                   .type = AT_VSTRUCT,
+                                   .flags = 0,
+                                   .subtype = "KeySchemaElement",
+                                   .fields = key_elem_fields};
+/* Index key schemas: KeyType is checked by the index validation, not as an enum. */
+static const api_field index_key_elem_fields[] = {
+    {.name = "AttributeName", .type = AT_STRING, .flags = AF_NOT_NULL},
+    {.name = "KeyType", .type = AT_STRING, .flags = AF_NOT_NULL},
+    API_F_END,
+};
+static const api_field index_key_elem = {.name = "member",
+                                         .type = AT_VSTRUCT,
+                                         .flags = 0,
+                                         .subtype = "KeySchemaElement",
+                                         .fields = index_key_elem_fields};
+static const api_field throughput_fields[] = {
+    {.name = "WriteCapacityUnits", .type = AT_LONG, .flags = AF_NOT_NULL | AF_MIN, .min = 1},
+    {.name = "ReadCapacityUnits", .type = AT_LONG, .flags = AF_NOT_NULL | AF_MIN, .min = 1},
+    API_F_END,
+};
+static const api_field projection_fields[] = {
+    {.name = "ProjectionType", .type = AT_STRING, .flags = 0, .enums = enum_projection},
+    {.name = "NonKeyAttributes",
+     .type = AT_LIST,
+     .flags = 0,
+     .elem = &api_string_elem,
+     .min_len = 1},
+    API_F_END,
+};
+
+#define F_ATTR_DEFS(f_)                                                                            \
+    {                                                                                              \
+        .name = "AttributeDefinitions", .type = AT_LIST, .flags = f_, .elem = &attr_def            \
+    }
+#define F_THROUGHPUT(f_)                                                                           \
+    {                                                                                              \
+        .name = "ProvisionedThroughput", .type = AT_FSTRUCT, .flags = f_,                          \
+        .subtype = "ProvisionedThroughput", .fields = throughput_fields                            \
+    }
+#define F_PROJECTION                                                                               \
+    {                                                                                              \
+        .name = "Projection", .type = AT_FSTRUCT, .flags = AF_NOT_NULL, .subtype = "Projection",   \
+        .fields = projection_fields                                                                \
+    }
+#define F_INDEX_KEYS(m_)                                                                           \
+    {                                                                                              \
+        .name = "KeySchema", .type = AT_LIST, .flags = AF_NOT_NULL, .elem = &index_key_elem,       \
+        .min_len = 1, .max_len = m_                                                                \
+    }
+
+static const api_field lsi_fields[] = {F_INDEX_NAME, F_INDEX_KEYS(2), F_PROJECTION, API_F_END};
+static const api_field lsi = {.name = "member",
+                              .type = AT_VSTRUCT,
+                              .flags = 0,
+                              .subtype = "LocalSecondaryIndex",
+                              .fields = lsi_fields};
+/* GSI key schemas may have up to 4 HASH and 4 RANGE attributes. */
+static const api_field gsi_fields[] = {F_INDEX_NAME, F_INDEX_KEYS(8), F_PROJECTION, F_THROUGHPUT(0),
+                                       API_F_END};
+static const api_field gsi = {.name = "member",
+                              .type = AT_VSTRUCT,
+                              .flags = 0,
+                              .subtype = "GlobalSecondaryIndex",
+                              .fields = gsi_fields};
+
+static const api_field gsi_update_fields[] = {F_INDEX_NAME, F_THROUGHPUT(AF_NOT_NULL), API_F_END};
+static const api_field gsi_create_fields[] = {F_PROJECTION, F_INDEX_NAME, F_THROUGHPUT(0),
+                                              F_INDEX_KEYS(8), API_F_END};
+static const api_field gsi_delete_fields[] = {F_INDEX_NAME, API_F_END};
+static const api_field gsi_action_fields[] = {
+    {.name = "Update",
+     .type = AT_FSTRUCT,
+     .flags = 0,
+     .subtype = "UpdateGlobalSecondaryIndexAction",
+     .fields = gsi_update_fields},
+    {.name = "Create",
+     .type = AT_FSTRUCT,
+     .flags = 0,
+     .subtype = "CreateGlobalSecondaryIndexAction",
+     .fields = gsi_create_fields},
+    {.name = "Delete",
+     .type = AT_FSTRUCT,
+     .flags = 0,
+     .subtype = "DeleteGlobalSecondaryIndexAction",
+     .fields = gsi_delete_fields},
+    API_F_END,
+};
+static const api_field gsi_action = {.name = "member",
+                                     .type = AT_VSTRUCT,
+                                     .flags = 0,
+                                     .subtype = "GlobalSecondaryIndexUpdate",
+                                     .fields = gsi_action_fields};
+
+/* ---- TableDescription ------------------------------------------------------------------- */
+
+static json_t *desc_json(const kura_table_description *d)
+{
+    json_t *o = json_object(), *defs = json_array(), *keys = json_array();
+    json_t *pt = json_object();
+    bool ok = o && defs && keys && pt;
+    for (size_t i = 0; ok && i < d->attribute_definitions_count; i++) {
+        const kura_attribute_definition *a = &d->attribute_definitions[i];
+        ok = json_array_append_new(defs, json_pack("{s:s,s:s}", "AttributeName", a->attribute_name,
+                                                   "AttributeType",
+                                                   val_type_name(a->attribute_type))) == 0;
+    }
+    for (size_t i = 0; ok && i < d->key_schema_count; i++) {
+        const kura_key_schema_element *k = &d->key_schema[i];
+        ok = json_array_append_new(keys, json_pack("{s:s,s:s}", "AttributeName", k->attribute_name,
+                                                   "KeyType", k->range ? "RANGE" : "HASH")) == 0;
+    }
+    ok = ok && json_object_set_new(pt, "NumberOfDecreasesToday", json_integer(0)) == 0 &&
+         json_object_set_new(pt, "ReadCapacityUnits",
+                             json_integer((json_int_t)d->read_capacity_units)) == 0 &&
+         json_object_set_new(pt, "WriteCapacityUnits",
+                             json_integer((json_int_t)d->write_capacity_units)) == 0;
+    ok = ok && json_object_set(o, "AttributeDefinitions", defs) == 0 &&
+         json_object_set_new(o, "TableName", json_string(d->table_name)) == 0 &&
+         json_object_set(o, "KeySchema", keys) == 0 &&
+         json_object_set_new(o, "TableStatus", json_string(d->table_status)) == 0 &&
+         json_object_set_new(o, "CreationDateTime", json_real(d->creation_date_time)) == 0 &&
+         json_object_set(o, "ProvisionedThroughput", pt) == 0 &&
+         json_object_set_new(o, "TableSizeBytes", json_integer((json_int_t)d->table_size_bytes)) ==
+             0 &&
+         json_object_set_new(o, "ItemCount", json_integer((json_int_t)d->item_count)) == 0 &&
+         json_object_set_new(o, "TableArn", json_string(d->table_arn)) == 0 &&
+         json_object_set_new(o, "TableId", json_string(d->table_id)) == 0;
+    if (ok && d->billing_mode == KURA_BILLING_PAY_PER_REQUEST) {
+        json_t *b = json_pack("{s:s}", "BillingMode", "PAY_PER_REQUEST");
+        if (b && d->last_update_to_pay_per_request_date_time > 0)
+            ok = json_object_set_new(b, "LastUpdateToPayPerRequestDateTime",
+                                     json_real(d->last_update_to_pay_per_request_date_time)) == 0;
+        ok = json_object_set_new(o, "BillingModeSummary", b) == 0 && ok;
+    }
+    ok = ok && json_object_set_new(o, "DeletionProtectionEnabled",
+                                   json_boolean(d->deletion_protection_enabled)) == 0;
+    json_decref(defs);
+    json_decref(keys);
+    json_decref(pt);
+    if (!ok) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* resp[key] = the description, which is freed either way. */
+static kura_status put_desc(api_call *c, const char *key, kura_status s, kura_table_description *d)
+{
+    if (s != KURA_OK) return api_engine(s);
+    s = api_set(c->resp, key, desc_json(d));
+    kura_table_description_free(d);
+    return s;
+}
+
+static void decode_throughput(const json_t *req, bool *has, uint64_t *rcu, uint64_t *wcu)
+{
+    const json_t *pt = json_object_get(req, "ProvisionedThroughput");
+    *has = pt != NULL;
+    *rcu = (uint64_t)json_integer_value(json_object_get(pt, "ReadCapacityUnits"));
+    *wcu = (uint64_t)json_integer_value(json_object_get(pt, "WriteCapacityUnits"));
+}
+
+static kura_billing_mode decode_billing(const json_t *req)
+{
+    const char *b = api_str(req, "BillingMode");
+    if (!b) return KURA_BILLING_UNSET;
+    return strcmp(b, "PAY_PER_REQUEST") == 0 ? KURA_BILLING_PAY_PER_REQUEST
+                                             : KURA_BILLING_PROVISIONED;
+}
+
+/* ---- CreateTable ----------------------------------------------------------------------- */
+
+static const api_field create_schema[] = {
+    F_ATTR_DEFS(AF_NOT_NULL),
+    F_TABLE_NAME_REQ,
+    {.name = "BillingMode", .type = AT_STRING, .flags = 0, .enums = enum_billing},
+    F_THROUGHPUT(0),
+    {.name = "KeySchema",
+     .type = AT_LIST,
+     .flags = AF_NOT_NULL,
+     .elem = &key_elem,
+     .min_len = 1,
+     .max_len = 2},
+    {.name = "LocalSecondaryIndexes", .type = AT_LIST, .flags = 0, .elem = &lsi},
+    {.name = "GlobalSecondaryIndexes", .type = AT_LIST, .flags = 0, .elem = &gsi},
+    API_F_BOOL("DeletionProtectionEnabled"),
+    {.name = "KuraPartitions", .type = AT_INTEGER, .flags = AF_MIN | AF_MAX, .min = 1, .max = 256},
+    API_F_END,
+};
+
+static kura_status run_create(api_call *c)
+{
+    const json_t *defs = json_object_get(c->req, "AttributeDefinitions");
+    const json_t *keys = json_object_get(c->req, "KeySchema");
+    if (json_object_get(c->req, "LocalSecondaryIndexes") ||
+        json_object_get(c->req, "GlobalSecondaryIndexes"))
+        return api_err(KURA_E_INVALID, MSG_NO_INDEXES);
+    size_t ndefs = json_array_size(defs), nkeys = json_array_size(keys);
+    kura_attribute_definition *ad = calloc(ndefs + 1, sizeof *ad);
+    kura_key_schema_element *ks = calloc(nkeys + 1, sizeof *ks);
+    if (!ad || !ks) {
+        free(ad);
+        free(ks);
+        return API_NOMEM();
+    }
+    for (size_t i = 0; i < ndefs; i++) {
+        const json_t *d = json_array_get(defs, i);
+        const char *t = api_str(d, "AttributeType");
+        ad[i].attribute_name = api_str(d, "AttributeName");
+        ad[i].attribute_type = strcmp(t, "S") == 0 ? KURA_S : strcmp(t, "N") == 0 ? KURA_N : KURA_B;
+    }
+    for (size_t i = 0; i < nkeys; i++) {
+        const json_t *k = json_array_get(keys, i);
+        ks[i].attribute_name = api_str(k, "AttributeName");
+        ks[i].range = strcmp(api_str(k, "KeyType"), "RANGE") == 0;
+    }
+    kura_create_table_req req = {
+        .table_name = api_str(c->req, "TableName"),
+        .attribute_definitions = ad,
+        .attribute_definitions_count = ndefs,
+        .key_schema = ks,
+        .key_schema_count = nkeys,
+        .billing_mode = decode_billing(c->req),
+        .deletion_protection_enabled = api_bool(c->req, "DeletionProtectionEnabled", false),
+        .partitions = (uint32_t)json_integer_value(json_object_get(c->req, "KuraPartitions")),
+    };
+    decode_throughput(c->req, &req.has_provisioned_throughput, &req.read_capacity_units,
+                      &req.write_capacity_units);
+    kura_table_description d;
+    kura_status s = put_desc(c, "TableDescription", kura_create_table(c->db, &req, &d), &d);
+    free(ad);
+    free(ks);
+    return s;
+}
+
+const api_op api_op_create_table = {"CreateTable", create_schema, run_create};
+
+/* ---- DescribeTable, DeleteTable --------------------------------------------------------- */
+
+static const api_field name_only_schema[] = {F_TABLE_NAME_REQ, API_F_END};
+
+static kura_status run_describe(api_call *c)
+{
+    kura_table_description d;
+    kura_status s = kura_describe_table(c->db, api_str(c->req, "TableName"), &d);
+    return put_desc(c, "Table", s, &d);
+}
+
+static kura_status run_delete(api_call *c)
+{
+    kura_table_description d;
+    kura_status s = kura_delete_table(c->db, api_str(c->req, "TableName"), &d);
+    return put_desc(c, "TableDescription", s, &d);
+}
+
+const api_op api_op_describe_table = {"DescribeTable", name_only_schema, run_describe};
+const api_op api_op_delete_table = {"DeleteTable", name_only_schema, run_delete};
+
+/* ---- ListTables ------------------------------------------------------------------------- */
+
+static const api_field list_schema[] = {
+    {.name = "Limit", .type = AT_INTEGER, .flags = AF_MIN | AF_MAX, .min = 1, .max = 100},
+    {.name = "ExclusiveStartTableName",
+     .type = AT_STRING,
+     .flags = AF_NAME,
+     .min_len = 3,
+     .max_len = 255},
+    API_F_END,
+};
+
+static kura_status run_list(api_call *c)
+{
+    char **names = NULL, *last = NULL;
+    size_t n = 0;
+    uint32_t limit = (uint32_t)json_integer_value(json_object_get(c->req, "Limit"));
+    kura_status s = kura_list_tables(c->db, api_str(c->req, "ExclusiveStartTableName"), limit,
+                                     &names, &n, &last);
+    if (s != KURA_OK) return api_engine(s);
+    json_t *arr = json_array();
+    for (size_t i = 0; arr && i < n; i++)
+        if (json_array_append_new(arr, json_string(names[i])) != 0) json_decref(arr), arr = NULL;
+    s = api_set(c->resp, "TableNames", arr);
+    if (s == KURA_OK && last) s = api_set(c->resp, "LastEvaluatedTableName", json_string(last));
+    kura_free_strings(names, n);
+    kura_free(last);
+    return s;
+}
+
+const api_op api_op_list_tables = {"ListTables", list_schema, run_list};
+
+/* ---- UpdateTable ------------------------------------------------------------------------ */
+
+static const api_field update_schema[] = {
+    F_TABLE_NAME_REQ,
+    F_ATTR_DEFS(0),
+    F_THROUGHPUT(0),
+    {.name = "BillingMode", .type = AT_STRING, .flags = 0, .enums = enum_billing},
+    {.name = "GlobalSecondaryIndexUpdates", .type = AT_LIST, .flags = 0, .elem = &gsi_action},
+    API_F_BOOL("DeletionProtectionEnabled"),
+    API_F_END,
+};
+
+/* DynamoDB's checks of GlobalSecondaryIndexUpdates that need no table. */
+static kura_status check_gsi_updates(const json_t *ups)
+{
+    for (size_t i = 0; i < json_array_size(ups); i++) {
+        const json_t *u = json_array_get(ups, i);
+        const json_t *a = json_object_get(u, "Update");
+        a = a ? a : json_object_get(u, "Create");
+        a = a ? a : json_object_get(u, "Delete");
+        if (!a)
+            return api_err(KURA_E_INVALID,
+                           "One or more parameter values were invalid: One of "
+                           "GlobalSecondaryIndexUpdate.Update, GlobalSecondaryIndexUpdate.Create, "
+                           "GlobalSecondaryIndexUpdate.Delete must not be null");
+        const char *name = api_str(a, "IndexName");
+        for (size_t j = 0; j < i; j++) {
+            const json_t *p = json_array_get(ups, j), *pa = json_object_get(p, "Update");
+            pa = pa ? pa : json_object_get(p, "Create");
+            pa = pa ? pa : json_object_get(p, "Delete");
+            if (name && api_str(pa, "IndexName") && strcmp(name, api_str(pa, "IndexName")) == 0)
+                return api_err(KURA_E_INVALID,
+                               "One or more parameter values were invalid: Only one global "
+                               "secondary index update per index is allowed simultaneously. "
+                               "Index: %s",
+                               name);
+        }
+    }
+    return json_array_size(ups) ? api_err(KURA_E_INVALID, MSG_NO_INDEXES) : KURA_OK;
+}
+
+static kura_status run_update(api_call *c)
+{
+    const json_t *ups = json_object_get(c->req, "GlobalSecondaryIndexUpdates");
+    if (!json_object_get(c->req, "ProvisionedThroughput") &&
+        !json_object_get(c->req, "BillingMode") &&
+        !json_object_get(c->req, "DeletionProtectionEnabled") && json_array_size(ups) == 0)
+        return api_err(KURA_E_INVALID,
+                       "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, "
+                       "GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is "
+                       "required");
+    kura_status s = check_gsi_updates(ups);
+    if (s != KURA_OK) return s;
+    kura_update_table_req req = {
+        .table_name = api_str(c->req, "TableName"),
+        .billing_mode = decode_billing(c->req),
+        .has_deletion_protection = json_object_get(c->req, "DeletionProtectionEnabled") != NULL,
+        .deletion_protection_enabled = api_bool(c->req, "DeletionProtectionEnabled", false),
+    };
+    decode_throughput(c->req, &req.has_provisioned_throughput, &req.read_capacity_units,
+                      &req.write_capacity_units);
+    kura_table_description d;
+    return put_desc(c, "TableDescription", kura_update_table(c->db, &req, &d), &d);
+}
+
+const api_op api_op_update_table = {"UpdateTable", update_schema, run_update};

@@ -1,0 +1,269 @@
+/*
+ * schema_check.c - This file contains the second generic request check of api/schema.h: the
+ * constraints of every parameter (ValidationException, "N validation errors detected: ..."),
+ * and DynamoDB's rendering of values in those messages.
+ *
+ * The walk follows dynalite's checkValidations (validations/index.js): parameters in table
+ * order, for each the checks in the order not null, pattern, enum, length, range, map keys,
+ * map values, then the members; at most 10 violations are collected. A violation names its
+ * path: members start lower case, list positions count from 1 ("keySchema.1.member.keyType"),
+ * map entries use their key ("requestItems.T.member.keys").
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_int.h"
+#include "api/schema.h"
+
+/* ---- Pass 2: constraints ------------------------------------------------------------------ */
+
+#define MAX_ERRORS 10
+
+typedef struct errlist {
+    char *msg[MAX_ERRORS];
+    int n;
+    bool nomem;
+} errlist;
+
+char *api_value_str(const json_t *v)
+{
+    char *out = NULL;
+    if (json_is_string(v)) return strndup(json_string_value(v), json_string_length(v));
+    if (json_is_integer(v))
+        return asprintf(&out, "%" JSON_INTEGER_FORMAT, json_integer_value(v)) < 0 ? NULL : out;
+    if (json_is_real(v)) return asprintf(&out, "%.17g", json_real_value(v)) < 0 ? NULL : out;
+    if (json_is_boolean(v)) return strdup(json_is_true(v) ? "true" : "false");
+    if (json_is_null(v)) return strdup("null");
+    if (json_is_object(v)) return json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    /* an array: "[a, b]" with each element rendered the same way */
+    size_t len = 1, cap = 64;
+    char *buf = malloc(cap);
+    if (!buf) return NULL;
+    buf[0] = '[';
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        char *e = api_value_str(json_array_get(v, i));
+        size_t elen = e ? strlen(e) : 0;
+        char *nb = e && len + elen + 4 > cap ? realloc(buf, cap = 2 * (len + elen + 4)) : buf;
+        if (!e || !nb) {
+            free(e);
+            free(nb ? nb : buf);
+            return NULL;
+        }
+        buf = nb;
+        if (i) memcpy(buf + len, ", ", 2), len += 2;
+        memcpy(buf + len, e, elen);
+        len += elen;
+        free(e);
+    }
+    buf[len++] = ']';
+    buf[len] = '\0';
+    return buf;
+}
+
+static void add_error(errlist *e, const char *path, const json_t *data, const char *msg)
+{
+    if (e->n >= MAX_ERRORS) return;
+    char *val = data ? api_value_str(data) : strdup("null");
+    char *m = NULL;
+    if (!val || asprintf(&m, "Value %s%s%s at '%s' failed to satisfy constraint: %s",
+                         data ? "'" : "", val, data ? "'" : "", path, msg) < 0) {
+        e->nomem = true;
+        m = NULL;
+    }
+    free(val);
+    if (m) e->msg[e->n++] = m;
+}
+
+static bool name_ok(const char *s, size_t n)
+{
+    if (n == 0) return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == '-'))
+            return false;
+    }
+    return true;
+}
+
+static size_t json_len(const json_t *v)
+{
+    if (json_is_string(v)) return api_utf16_len(json_string_value(v), json_string_length(v));
+    if (json_is_array(v)) return json_array_size(v);
+    return json_is_object(v) ? json_object_size(v) : 0;
+}
+
+static double json_num(const json_t *v)
+{
+    return json_is_integer(v) ? (double)json_integer_value(v) : json_number_value(v);
+}
+
+static void check_field(const char *parent, const char *attr, const json_t *data,
+                        const api_field *f, errlist *e);
+
+static void check_fields(const char *parent, const json_t *obj, const api_field *fields, errlist *e)
+{
+    for (const api_field *f = fields; f->name; f++)
+        check_field(parent, f->name, json_object_get(obj, f->name), f, e);
+}
+
+static void check_enum(const char *path, const json_t *data, const api_field *f, errlist *e)
+{
+    for (const char *const *v = f->enums; *v; v++)
+        if (json_is_string(data) && strcmp(*v, json_string_value(data)) == 0) return;
+    char set[512];
+    size_t off = 0;
+    for (const char *const *v = f->enums; *v; v++)
+        off += (size_t)snprintf(set + off, sizeof set - off, "%s%s", v == f->enums ? "" : ", ", *v);
+    char msg[600];
+    snprintf(msg, sizeof msg, "Member must satisfy enum value set: [%s]", set);
+    add_error(e, path, data, msg);
+}
+
+static void check_map_members(const char *path, const json_t *data, const api_field *f, errlist *e)
+{
+    const char *key;
+    const json_t *val;
+    json_object_foreach((json_t *)data, key, val)
+    {
+        size_t klen = strlen(key), units = api_utf16_len(key, klen);
+        if ((f->flags & AF_KEYS_NAME) && (units < 3 || units > 255 || !name_ok(key, klen)))
+            add_error(e, path, data,
+                      "Map keys must satisfy constraint: [Member must have length less than or "
+                      "equal to 255, Member must have length greater than or equal to "
+                      "3, " API_MSG_NAME_PATTERN "]");
+    }
+    if (!f->values_max_len) return;
+    json_object_foreach((json_t *)data, key, val)
+    {
+        size_t n = json_len(val);
+        if (n > f->values_max_len || n < f->values_min_len) {
+            char msg[200];
+            snprintf(msg, sizeof msg,
+                     "Map value must satisfy constraint: [Member must have length less than or "
+                     "equal to %u, Member must have length greater than or equal to %u]",
+                     f->values_max_len, f->values_min_len);
+            add_error(e, path, data, msg);
+        }
+    }
+}
+
+static void check_children(const char *path, const json_t *data, const api_field *f, errlist *e)
+{
+    char *sub = NULL;
+    if (f->type == AT_LIST || f->type == AT_PLIST) {
+        for (size_t i = 0; i < json_array_size(data) && e->n < MAX_ERRORS; i++) {
+            if (asprintf(&sub, "%s.%zu", path, i + 1) < 0) {
+                e->nomem = true;
+                return;
+            }
+            check_field(sub, "member", json_array_get(data, i), f->elem, e);
+            free(sub);
+        }
+    } else if (f->type == AT_MAP || f->type == AT_PMAP) {
+        const char *key;
+        const json_t *val;
+        json_object_foreach((json_t *)data, key, val)
+        {
+            if (e->n >= MAX_ERRORS) break;
+            if (asprintf(&sub, "%s.%s", path, key) < 0) {
+                e->nomem = true;
+                return;
+            }
+            check_field(sub, "member", val, f->elem, e);
+            free(sub);
+        }
+    } else if (f->type == AT_VSTRUCT || f->type == AT_FSTRUCT) {
+        check_fields(path, data, f->fields, e);
+    }
+}
+
+static void check_field(const char *parent, const char *attr, const json_t *data,
+                        const api_field *f, errlist *e)
+{
+    if (e->n >= MAX_ERRORS || (f->flags & AF_ATTR)) return;
+    char *path = NULL;
+    if (asprintf(&path, "%s%s%c%s", parent ? parent : "", parent ? "." : "",
+                 attr[0] >= 'A' && attr[0] <= 'Z' ? attr[0] - 'A' + 'a' : attr[0], attr + 1) < 0) {
+        e->nomem = true;
+        return;
+    }
+    char msg[128];
+    /* A null list element or map value where a structure belongs is reported like a missing
+     * required member (the operations rely on structures being present). */
+    bool structure = f->type == AT_VSTRUCT || f->type == AT_FSTRUCT || f->type == AT_LIST ||
+                     f->type == AT_PLIST || f->type == AT_MAP || f->type == AT_PMAP;
+    bool is_member = strcmp(attr, "member") == 0;
+    if (((f->flags & AF_NOT_NULL) || (is_member && structure)) && (!data || json_is_null(data)))
+        add_error(e, path, NULL, "Member must not be null");
+    if (!data || json_is_null(data)) goto out;
+    if ((f->flags & AF_NAME) && !name_ok(json_string_value(data), json_string_length(data)))
+        add_error(e, path, data, API_MSG_NAME_PATTERN);
+    if (f->enums) check_enum(path, data, f, e);
+    if (f->min_len && json_len(data) < f->min_len) {
+        snprintf(msg, sizeof msg, "Member must have length greater than or equal to %u",
+                 f->min_len);
+        add_error(e, path, data, msg);
+    }
+    if (f->max_len && json_len(data) > f->max_len) {
+        snprintf(msg, sizeof msg, "Member must have length less than or equal to %u", f->max_len);
+        add_error(e, path, data, msg);
+    }
+    if ((f->flags & AF_MIN) && json_num(data) < (double)f->min) {
+        snprintf(msg, sizeof msg, "Member must have value greater than or equal to %lld",
+                 (long long)f->min);
+        add_error(e, path, data, msg);
+    }
+    if ((f->flags & AF_MAX) && json_num(data) > (double)f->max) {
+        snprintf(msg, sizeof msg, "Member must have value less than or equal to %lld",
+                 (long long)f->max);
+        add_error(e, path, data, msg);
+    }
+    if (json_is_object(data) && (f->type == AT_MAP || f->type == AT_PMAP))
+        check_map_members(path, data, f, e);
+    check_children(path, data, f, e);
+out:
+    free(path);
+}
+
+kura_status api_check_constraints(json_t *req, const api_field *fields)
+{
+    for (const api_field *f = fields; f->name; f++) {
+        const json_t *v = json_object_get(req, f->name);
+        if ((f->flags & AF_REQUIRED) && !v)
+            return api_err(KURA_E_INVALID,
+                           "The parameter '%s' is required but was not present in the request",
+                           f->name);
+        if ((f->flags & AF_TABLE_NAME) && json_is_string(v) &&
+            (json_len(v) < 3 || json_len(v) > 255))
+            return api_err(KURA_E_INVALID,
+                           "%s must be at least 3 characters long and at most 255 characters "
+                           "long",
+                           f->name);
+    }
+    errlist e = {{NULL}, 0, false};
+    check_fields(NULL, req, fields, &e);
+    kura_status s = KURA_OK;
+    if (e.nomem) {
+        s = api_err(KURA_E_NOMEM, "out of memory");
+    } else if (e.n) {
+        size_t len = 64;
+        for (int i = 0; i < e.n; i++)
+            len += strlen(e.msg[i]) + 2;
+        char *msg = malloc(len);
+        if (!msg) {
+            s = api_err(KURA_E_NOMEM, "out of memory");
+        } else {
+            size_t off = (size_t)snprintf(msg, len, "%d validation error%s detected: ", e.n,
+                                          e.n > 1 ? "s" : "");
+            for (int i = 0; i < e.n; i++)
+                off += (size_t)snprintf(msg + off, len - off, "%s%s", i ? "; " : "", e.msg[i]);
+            s = api_err(KURA_E_INVALID, "%s", msg);
+            free(msg);
+        }
+    }
+    for (int i = 0; i < e.n; i++)
+        free(e.msg[i]);
+    return s;
+}

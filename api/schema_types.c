@@ -1,0 +1,275 @@
+/*
+ * schema_types.c - This file contains the first generic request check of api/schema.h: the
+ * deserializer's type check (SerializationException), with the request normalisation it
+ * implies, and the schema of attribute values. The constraint check is schema_check.c.
+ *
+ * The messages are DynamoDB's, as collected by dynalite (validations/index.js): the type
+ * check reproduces what DynamoDB's Java deserializer says for each JSON type given to each
+ * Java type; the constraint check walks the parameters in table order and names each
+ * violation by its path ("keySchema.1.member.keyType", "requestItems.T.member.keys"), where
+ * list positions count from 1 and member names start lower case.
+ */
+#include "api/schema.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "api/api_int.h"
+
+#define MSG_START_OF_STRUCT "Start of structure or map found where not expected"
+#define MSG_PARAM_TYPE                                                                             \
+    "class sun.reflect.generics.reflectiveObjects.ParameterizedTypeImpl cannot be cast to "        \
+    "class java.lang.Class (sun.reflect.generics.reflectiveObjects.ParameterizedTypeImpl and "     \
+    "java.lang.Class are in module java.base of loader 'bootstrap')"
+#define MODEL_PREFIX "com.amazonaws.dynamodb.v20120810."
+
+/* ---- Attribute values: AttrStruct<ValueStruct> -------------------------------------------- */
+
+#define attr_fields api_attr_fields
+static const api_field attr_blob = {.name = "member", .type = AT_BLOB, .flags = 0};
+static const api_field attr_string = {.name = "member", .type = AT_STRING, .flags = 0};
+const api_field api_attr_value = {.name = "member",
+                                  .type = AT_VSTRUCT,
+                                  .flags = AF_ATTR,
+                                  .subtype = "AttributeValue",
+                                  .fields = attr_fields};
+const api_field api_attr_field = {.name = "member",
+                                  .type = AT_FSTRUCT,
+                                  .flags = AF_ATTR,
+                                  .subtype = "AttributeValue",
+                                  .fields = attr_fields};
+const api_field api_attr_map = {.name = "member",
+                                .type = AT_MAP,
+                                .flags = AF_ATTR,
+                                .subtype = "AttributeValue",
+                                .elem = &api_attr_value};
+/* The order of dynalite's AttrStruct children, which decides the first error reported. */
+const api_field attr_fields[] = {
+    {.name = "S", .type = AT_STRING, .flags = 0},
+    {.name = "B", .type = AT_BLOB, .flags = 0},
+    {.name = "N", .type = AT_STRING, .flags = 0},
+    {.name = "BOOL", .type = AT_BOOLEAN, .flags = 0},
+    {.name = "NULL", .type = AT_BOOLEAN, .flags = 0},
+    {.name = "BS", .type = AT_LIST, .flags = 0, .elem = &attr_blob},
+    {.name = "NS", .type = AT_LIST, .flags = 0, .elem = &attr_string},
+    {.name = "SS", .type = AT_LIST, .flags = 0, .elem = &attr_string},
+    {.name = "L", .type = AT_LIST, .flags = AF_ATTR, .elem = &api_attr_value},
+    {.name = "M",
+     .type = AT_MAP,
+     .flags = AF_ATTR,
+     .subtype = "AttributeValue",
+     .elem = &api_attr_value},
+    {.name = NULL},
+};
+
+/* ---- Pass 1: types ---------------------------------------------------------------------- */
+
+static kura_status ser(const char *fmt, const char *arg)
+{
+    return api_err(KURA_E_INVALID, fmt, arg);
+}
+
+size_t api_utf16_len(const char *s, size_t n)
+{
+    size_t units = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if ((c & 0xC0) != 0x80) units += c >= 0xF0 ? 2 : 1;
+    }
+    return units;
+}
+
+static const char *number_kind(const json_t *v)
+{
+    if (json_is_integer(v)) return "NUMBER_VALUE";
+    double d = json_real_value(v);
+    return d == floor(d) ? "NUMBER_VALUE" : "DECIMAL_VALUE";
+}
+
+/* The messages shared by the scalar types for a value of the wrong JSON type. */
+static kura_status scalar_mismatch(const json_t *v, const char *java, const char *short_name)
+{
+    if (json_is_object(v)) return ser("%s", MSG_START_OF_STRUCT);
+    if (json_is_array(v)) return ser("Unrecognized collection type class java.lang.%s", java);
+    if (json_is_boolean(v))
+        return api_err(KURA_E_INVALID, "%s cannot be converted to %s",
+                       json_is_true(v) ? "TRUE_VALUE" : "FALSE_VALUE", short_name);
+    if (json_is_number(v))
+        return api_err(KURA_E_INVALID, "%s cannot be converted to %s", number_kind(v), short_name);
+    return api_err(KURA_E_INVALID, "STRING_VALUE cannot be converted to %s", short_name);
+}
+
+static kura_status check_boolean(json_t *v, json_t **repl)
+{
+    if (json_is_boolean(v)) return KURA_OK;
+    if (!json_is_string(v)) return scalar_mismatch(v, "Boolean", "Boolean");
+    const char *s = json_string_value(v);
+    static const char *const yes[] = {"true", "1", "yes"}, *const no[] = {"false", "0", "no"};
+    for (int i = 0; i < 3; i++) {
+        if (strcasecmp(s, yes[i]) == 0 && strlen(s) == json_string_length(v))
+            return (*repl = json_true()) ? KURA_OK : KURA_E_NOMEM;
+        if (strcasecmp(s, no[i]) == 0 && strlen(s) == json_string_length(v))
+            return (*repl = json_false()) ? KURA_OK : KURA_E_NOMEM;
+    }
+    return ser("%s", "Unexpected token received from parser");
+}
+
+static kura_status check_integer(json_t *v, const char *java, json_t **repl)
+{
+    if (json_is_integer(v)) return KURA_OK;
+    if (!json_is_real(v)) return scalar_mismatch(v, java, java);
+    double d = floor(json_real_value(v));
+    json_int_t i = d >= 9.2e18    ? (json_int_t)9200000000000000000LL
+                   : d <= -9.2e18 ? -(json_int_t)9200000000000000000LL
+                                  : (json_int_t)d;
+    return (*repl = json_integer(i)) ? KURA_OK : api_err(KURA_E_NOMEM, "out of memory");
+}
+
+/* A Blob must be canonical base64: decoding and re-encoding gives the same text. */
+static kura_status check_blob(const json_t *v)
+{
+    if (json_is_boolean(v) || json_is_number(v))
+        return ser("%s", "only base-64-encoded strings are convertible to bytes");
+    if (json_is_object(v)) return ser("%s", MSG_START_OF_STRUCT);
+    if (json_is_array(v))
+        return ser("%s", "Unrecognized collection type class java.nio.ByteBuffer");
+    const char *s = json_string_value(v);
+    size_t n = json_string_length(v);
+    size_t units = api_utf16_len(s, n);
+    if (units % 4)
+        return api_err(KURA_E_INVALID,
+                       "Base64 encoded length is expected a multiple of 4 bytes but found: %zu",
+                       units);
+    if (n == 0) return KURA_OK;
+    unsigned char *raw = malloc(n / 4 * 3 + 1), *again = malloc(n + 1);
+    kura_status s_out = KURA_OK;
+    if (!raw || !again) {
+        s_out = api_err(KURA_E_NOMEM, "out of memory");
+    } else {
+        int rawlen = strlen(s) == n ? EVP_DecodeBlock(raw, (const unsigned char *)s, (int)n) : -1;
+        if (rawlen >= 0) {
+            rawlen -= (s[n - 1] == '=') + (n >= 2 && s[n - 2] == '=');
+            int len2 = rawlen >= 0 ? EVP_EncodeBlock(again, raw, rawlen) : -1;
+            if (len2 != (int)n || memcmp(again, s, n) != 0) rawlen = -1;
+        }
+        if (rawlen < 0) s_out = ser("%s", "Invalid last non-pad Base64 character dectected");
+    }
+    free(raw);
+    free(again);
+    return s_out;
+}
+
+static kura_status check_value(json_t *v, const api_field *f, json_t **repl);
+
+/* Removes unknown and null members, then checks the known ones in table order. */
+static kura_status check_struct(json_t *obj, const api_field *fields)
+{
+    const char *key;
+    size_t key_len;
+    json_t *val;
+    void *tmp;
+    json_object_keylen_foreach_safe(obj, tmp, key, key_len, val)
+    {
+        bool known = false;
+        for (const api_field *f = fields; f->name && !known; f++)
+            known = strlen(f->name) == key_len && memcmp(f->name, key, key_len) == 0;
+        if (!known || json_is_null(val)) json_object_deln(obj, key, key_len);
+    }
+    for (const api_field *f = fields; f->name; f++) {
+        json_t *v = json_object_get(obj, f->name), *repl = NULL;
+        if (!v) continue;
+        kura_status s = check_value(v, f, &repl);
+        if (s != KURA_OK) return s;
+        if (repl && json_object_set_new(obj, f->name, repl) != 0)
+            return api_err(KURA_E_NOMEM, "out of memory");
+    }
+    return KURA_OK;
+}
+
+static kura_status check_elements(json_t *v, const api_field *elem)
+{
+    if (json_is_array(v)) {
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            json_t *repl = NULL;
+            kura_status s = check_value(json_array_get(v, i), elem, &repl);
+            if (s != KURA_OK) return s;
+            if (repl && json_array_set_new(v, i, repl) != 0)
+                return api_err(KURA_E_NOMEM, "out of memory");
+        }
+        return KURA_OK;
+    }
+    const char *key;
+    size_t key_len;
+    json_t *val;
+    json_object_keylen_foreach(v, key, key_len, val)
+    {
+        json_t *repl = NULL;
+        kura_status s = check_value(val, elem, &repl);
+        if (s != KURA_OK) return s;
+        if (repl && json_object_setn_new(v, key, key_len, repl) != 0)
+            return api_err(KURA_E_NOMEM, "out of memory");
+    }
+    return KURA_OK;
+}
+
+static kura_status check_value(json_t *v, const api_field *f, json_t **repl)
+{
+    bool scalar = json_is_string(v) || json_is_number(v) || json_is_boolean(v);
+    if (json_is_null(v)) return KURA_OK;
+    switch (f->type) {
+    case AT_STRING:
+        return json_is_string(v) ? KURA_OK : scalar_mismatch(v, "String", "String");
+    case AT_BOOLEAN:
+        return check_boolean(v, repl);
+    case AT_INTEGER:
+        return check_integer(v, "Integer", repl);
+    case AT_LONG:
+        return check_integer(v, "Long", repl);
+    case AT_BLOB:
+        return check_blob(v);
+    case AT_LIST:
+    case AT_PLIST:
+        if (scalar) return ser("%s", f->type == AT_LIST ? "Unexpected field type" : MSG_PARAM_TYPE);
+        if (json_is_object(v)) return ser("%s", MSG_START_OF_STRUCT);
+        return check_elements(v, f->elem);
+    case AT_MAP:
+    case AT_PMAP:
+        if (scalar) return ser("%s", f->type == AT_MAP ? "Unexpected field type" : MSG_PARAM_TYPE);
+        if (json_is_array(v)) {
+            const char *sub = f->type == AT_PMAP ? "AttributeValue" : f->subtype;
+            return api_err(KURA_E_INVALID,
+                           "Unrecognized collection type java.util.Map<java.lang.String, %s%s>",
+                           strchr(sub, '.') ? "" : MODEL_PREFIX, sub);
+        }
+        return check_elements(v, f->elem);
+    case AT_VSTRUCT:
+    case AT_FSTRUCT:
+        if (scalar)
+            return ser("%s", f->type == AT_VSTRUCT ? "Unexpected value type in payload"
+                                                   : "Unexpected field type");
+        if (json_is_array(v))
+            return ser("Unrecognized collection type class " MODEL_PREFIX "%s", f->subtype);
+        return check_struct(v, f->fields);
+    }
+    return KURA_OK;
+}
+
+kura_status api_check_types(json_t *req, const api_field *fields)
+{
+    return check_struct(req, fields);
+}
+
+kura_status api_check_value(json_t **slot, const api_field *f)
+{
+    json_t *repl = NULL;
+    kura_status s = check_value(*slot, f, &repl);
+    if (s == KURA_OK && repl) {
+        json_decref(*slot);
+        *slot = repl;
+    }
+    return s;
+}

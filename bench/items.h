@@ -1,0 +1,61 @@
+/*
+ * items.h - kura-bench's item-level workloads: DynamoDB-shaped items through three ways into
+ * kura, each a pseudo-engine of the report so their ratios sit side by side in one table:
+ *
+ *   kura-raw    kura_put / kura_get / kura_iter on the very bytes the item layer stores (the
+ *               storage key and the encoded item, built before the clock starts): the
+ *               ceiling the item layer is measured against
+ *   kura-capi   the typed C API (kura_put_item, kura_get_item, kura_query, kura_update_item),
+ *               values built with the kura_value constructors inside the timed loop
+ *   kura-json   kura_execute with the JSON body an AWS SDK sends, built and parsed inside the
+ *               timed loop
+ *
+ * Items: --num items of one table with an S partition key of 16 bytes (20 items per
+ * partition key) and an S sort key, and 8 more attributes of mixed types (S, N, BOOL, SS, M,
+ * B), about 400 bytes as DynamoDB counts them. Workloads (one thread):
+ *
+ *   putitem     --num PutItems, items 0..num-1 (fresh)
+ *   getitem     --num GetItems of random items (all must be found)
+ *   query       num/20 Queries of a random partition key (20 items each must come back)
+ *   updateitem  --num UpdateItems "SET n = n + :one" of random items
+ */
+#ifndef KURA_BENCH_ITEMS_H
+#define KURA_BENCH_ITEMS_H
+
+#include <stdint.h>
+
+#include "bench/bench.h"
+#include "bench/engine.h"
+
+#define BENCH_ITEMS_PER_PK 20
+
+typedef struct bench_idb bench_idb;
+
+/* The operations of one way into kura. `index` names an item (0..num-1); query reads the
+ * partition key of item `index` and sets *count_out to the items returned. */
+typedef struct bench_item_api {
+    kura_status (*open)(const char *dir, const bench_engine_opts *o, const bench_config *cfg,
+                        bench_idb **db_out);
+    kura_status (*close)(bench_idb *db);
+    kura_status (*put)(bench_idb *db, uint64_t index);
+    kura_status (*get)(bench_idb *db, uint64_t index, bool *found_out);
+    kura_status (*query)(bench_idb *db, uint64_t index, uint64_t *count_out);
+    kura_status (*update)(bench_idb *db, uint64_t index);
+} bench_item_api;
+
+/* Runs item workload `wl` on item engine `e`, with the contract of bench_workload_run. */
+kura_status bench_items_run(const struct bench_workload *wl, const bench_engine *e,
+                            const bench_config *cfg, uint32_t repeat, const char *dir,
+                            bench_run *run_out);
+
+/* The attributes of item `index`, shared by the three ways so that they store the same
+ * items: fills the strings into the caller's buffers. */
+typedef struct bench_item_fields {
+    char pk[17], sk[16], name[48], email[56], city[24], zip[24], tag[3][24];
+    char price[48];
+    uint8_t data[224];
+    bool active;
+} bench_item_fields;
+void bench_item_fields_make(uint64_t index, bench_item_fields *f);
+
+#endif

@@ -1,0 +1,378 @@
+/*
+ * item.c - This file contains PutItem, GetItem and DeleteItem, and the request checks the item
+ * operations share (engine/item_int.h).
+ *
+ * A write pins the table, builds the storage key, and holds the item's stripe lock from
+ * reading the old item to writing the new one (engine/table.h), so a conditional write never
+ * races with another write of the same item. The old item is read only when something needs
+ * it: a condition, ReturnValues ALL_OLD, ReturnValuesOnConditionCheckFailure ALL_OLD, or
+ * ReturnConsumedCapacity (a write is charged for the larger of the old and new item). The
+ * plain PutItem / GetItem path creates no expression context and allocates only the storage
+ * key, the encoded item (table_write) and, for GetItem, the result.
+ */
+#include "engine/item_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/status.h"
+
+/* ---- Shared request checks -------------------------------------------------------------- */
+
+static const char *const return_value_names[] = {"NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW",
+                                                 "UPDATED_NEW"};
+
+static bool return_value_known(kura_return_values rv)
+{
+    return (unsigned)rv <= KURA_RETURN_UPDATED_NEW;
+}
+
+kura_status item_check_return_values(kura_return_values rv, bool update)
+{
+    if (!return_value_known(rv))
+        return kura_err(KURA_E_INVALID,
+                        "1 validation error detected: Value '%d' at 'returnValues' failed to "
+                        "satisfy constraint: Member must satisfy enum value set: [ALL_NEW, "
+                        "UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW]",
+                        (int)rv);
+    if (!update && rv != KURA_RETURN_NONE && rv != KURA_RETURN_ALL_OLD)
+        return kura_err(KURA_E_INVALID, "ReturnValues can only be ALL_OLD or NONE");
+    return KURA_OK;
+}
+
+kura_status item_check_return_on_failure(kura_return_values rv)
+{
+    if (rv == KURA_RETURN_NONE || rv == KURA_RETURN_ALL_OLD)
+        return KURA_OK;
+    if (return_value_known(rv))
+        return kura_err(KURA_E_INVALID,
+                        "1 validation error detected: Value '%s' at "
+                        "'returnValuesOnConditionCheckFailure' failed to satisfy constraint: "
+                        "Member must satisfy enum value set: [ALL_OLD, NONE]",
+                        return_value_names[rv]);
+    return kura_err(KURA_E_INVALID,
+                    "1 validation error detected: Value '%d' at "
+                    "'returnValuesOnConditionCheckFailure' failed to satisfy constraint: "
+                    "Member must satisfy enum value set: [ALL_OLD, NONE]",
+                    (int)rv);
+}
+
+kura_status item_check_map_param(const kura_value *m, const char *param)
+{
+    if (!m)
+        return kura_err(KURA_E_INVALID,
+                        "1 validation error detected: Value null at '%s' failed to satisfy "
+                        "constraint: Member must not be null",
+                        param);
+    if (m->type != KURA_M)
+        return kura_err(KURA_E_INVALID, "One or more parameter values were invalid: %s must be "
+                        "a map of attribute values, not %s", param,
+                        m->type ? val_type_name((kura_type)m->type) : "an empty value");
+    return KURA_OK;
+}
+
+kura_status item_exprs_parse(const kura_expression_attributes *ea, const char *update,
+                             const char *cond, const char *proj, const char *value_exprs,
+                             item_exprs *out)
+{
+    const kura_value *names = ea ? ea->names : NULL, *values = ea ? ea->values : NULL;
+    item_exprs e = {0};
+    if (names && !update && !cond && !proj)
+        return kura_err(KURA_E_INVALID,
+                        "ExpressionAttributeNames can only be specified when using expressions");
+    if (values && value_exprs && !update && !cond)
+        return kura_err(KURA_E_INVALID,
+                        "ExpressionAttributeValues can only be specified when using "
+                        "expressions: %s",
+                        value_exprs);
+    if (!names && !values && !update && !cond && !proj) {
+        *out = e;
+        return KURA_OK;
+    }
+    kura_status s = expr_ctx_new(names, values, &e.ctx);
+    if (s == KURA_OK && update)
+        s = expr_parse_update(e.ctx, update, &e.update);
+    if (s == KURA_OK && cond)
+        s = expr_parse_condition(e.ctx, EXPR_CONDITION, cond, &e.cond);
+    if (s == KURA_OK && proj)
+        s = expr_parse_projection(e.ctx, proj, &e.proj);
+    if (s == KURA_OK)
+        s = expr_check_unused(e.ctx);
+    if (s != KURA_OK) {
+        item_exprs_free(&e);
+        return s;
+    }
+    *out = e;
+    return KURA_OK;
+}
+
+void item_exprs_free(item_exprs *e)
+{
+    expr_ctx_free(e->ctx);
+    memset(e, 0, sizeof *e);
+}
+
+static bool is_key_name(const kura_table *t, const char *name, size_t len)
+{
+    const char *pk = t->ks.pk_name, *sk = t->ks.sk_name;
+    return (strlen(pk) == len && !memcmp(pk, name, len)) ||
+           (sk && strlen(sk) == len && !memcmp(sk, name, len));
+}
+
+kura_status item_check_projection_keys(const kura_table *t, const expr_projection *p)
+{
+    for (uint32_t i = 0; p && i < p->n; i++) {
+        const expr_path *path = &p->paths[i];
+        if (path->n > 1 && is_key_name(t, path->elems[0].name, path->elems[0].name_len))
+            return kura_err(KURA_E_INVALID,
+                            "Key attributes must be scalars; list random access '[]' and map "
+                            "lookup '.' are not allowed: Key: %.*s",
+                            (int)path->elems[0].name_len, path->elems[0].name);
+    }
+    return KURA_OK;
+}
+
+kura_status item_write_locked(kura_table *t, const uint8_t *skey, size_t klen,
+                              const expr_node *cond, bool read_old, const kura_value *item,
+                              kura_value *old, bool *found_out)
+{
+    bool found = false;
+    kmutex *mu = table_item_lock(t, skey, klen);
+    kmutex_lock(mu);
+    kura_status s = read_old ? table_read(t, NULL, skey, klen, old, &found) : KURA_OK;
+    if (s == KURA_OK && cond && !expr_eval_condition(cond, found ? old : NULL))
+        s = kura_err(KURA_E_CONDITION_FAILED, "The conditional request failed");
+    if (s == KURA_OK)
+        s = table_write(t, skey, klen, item);
+    kmutex_unlock(mu);
+    *found_out = found;
+    return s;
+}
+
+kura_value *item_value_take(kura_value *v)
+{
+    kura_value *h = malloc(sizeof *h);
+    if (!h) {
+        val_clear(v);
+        return NULL;
+    }
+    memset(h, 0, sizeof *h);
+    val_move(h, v);
+    return h;
+}
+
+/* ---- Results ---------------------------------------------------------------------------- */
+
+void kura_write_result_free(kura_write_result *r)
+{
+    if (!r)
+        return;
+    kura_value_free(r->attributes);
+    kura_value_free(r->item);
+    free(r->consumed_capacity.table_name);
+    memset(r, 0, sizeof *r);
+}
+
+void kura_get_item_res_free(kura_get_item_res *r)
+{
+    if (!r)
+        return;
+    kura_value_free(r->item);
+    free(r->consumed_capacity.table_name);
+    memset(r, 0, sizeof *r);
+}
+
+/* The end of a put or delete: on a failed condition the ALL_OLD item goes to res->item and the
+ * result is published (the one exception to "out-params only on success"); on success
+ * ReturnValues ALL_OLD and the capacity. Consumes *old. */
+static kura_status finish_write(kura_status s, const kura_table *t, kura_return_values rv,
+                                kura_return_values rv_on_failure, kura_return_capacity rc,
+                                kura_value *old, bool found, size_t new_bytes,
+                                kura_write_result *res_out)
+{
+    kura_write_result res = {0};
+    if (s == KURA_E_CONDITION_FAILED) {
+        if (found && rv_on_failure == KURA_RETURN_ALL_OLD && !(res.item = item_value_take(old)))
+            return kura_err(KURA_E_NOMEM, "out of memory");
+        *res_out = res;
+        return kura_err(s, "The conditional request failed");
+    }
+    if (s == KURA_OK && rc != KURA_CAPACITY_NONE) {
+        size_t old_bytes = found ? val_item_size(old) : 0;
+        double units = capacity_write_units(old_bytes > new_bytes ? old_bytes : new_bytes);
+        s = capacity_fill(&res.consumed_capacity, rc, t->name, units, false);
+    }
+    if (s == KURA_OK && found && rv == KURA_RETURN_ALL_OLD &&
+        !(res.attributes = item_value_take(old)))
+        s = kura_err(KURA_E_NOMEM, "out of memory");
+    val_clear(old);
+    if (s != KURA_OK) {
+        kura_write_result_free(&res);
+        return s;
+    }
+    *res_out = res;
+    return KURA_OK;
+}
+
+/* ---- PutItem ---------------------------------------------------------------------------- */
+
+static kura_status put_check(const kura_put_item_req *req, item_exprs *ex)
+{
+    kura_status s = item_check_map_param(req->item, "item");
+    if (s == KURA_OK)
+        s = val_validate_item(req->item);
+    if (s == KURA_OK)
+        s = item_check_return_values(req->return_values, false);
+    if (s == KURA_OK)
+        s = item_check_return_on_failure(req->return_values_on_condition_check_failure);
+    if (s == KURA_OK)
+        s = item_exprs_parse(&req->expr, NULL, req->condition_expression, NULL,
+                             "ConditionExpression is null", ex);
+    return s;
+}
+
+kura_status kura_put_item(kura_db *db, const kura_put_item_req *req, kura_write_result *res_out)
+{
+    item_exprs ex = {0};
+    kura_status s = put_check(req, &ex);
+    if (s != KURA_OK)
+        return s;
+    kura_table *t = NULL;
+    kbuf key = KBUF_INIT;
+    kura_value old = {0};
+    bool found = false;
+    s = table_acquire(db, req->table_name, &t);
+    if (s == KURA_OK)
+        s = key_build(&t->ks, req->item, KEY_FROM_ITEM, &key);
+    if (s == KURA_OK) {
+        bool read_old = ex.cond || req->return_values == KURA_RETURN_ALL_OLD ||
+                        req->return_values_on_condition_check_failure == KURA_RETURN_ALL_OLD ||
+                        req->return_consumed_capacity != KURA_CAPACITY_NONE;
+        s = item_write_locked(t, key.data, key.len, ex.cond, read_old, req->item, &old, &found);
+        size_t new_bytes =
+            req->return_consumed_capacity != KURA_CAPACITY_NONE ? val_item_size(req->item) : 0;
+        s = finish_write(s, t, req->return_values, req->return_values_on_condition_check_failure,
+                         req->return_consumed_capacity, &old, found, new_bytes, res_out);
+    }
+    val_clear(&old);
+    kbuf_free(&key);
+    table_release(t);
+    item_exprs_free(&ex);
+    return s;
+}
+
+/* ---- DeleteItem ------------------------------------------------------------------------- */
+
+static kura_status delete_check(const kura_delete_item_req *req, item_exprs *ex)
+{
+    kura_status s = item_check_map_param(req->key, "key");
+    if (s == KURA_OK)
+        s = val_validate(req->key);
+    if (s == KURA_OK)
+        s = item_check_return_values(req->return_values, false);
+    if (s == KURA_OK)
+        s = item_check_return_on_failure(req->return_values_on_condition_check_failure);
+    if (s == KURA_OK)
+        s = item_exprs_parse(&req->expr, NULL, req->condition_expression, NULL,
+                             "ConditionExpression is null", ex);
+    return s;
+}
+
+kura_status kura_delete_item(kura_db *db, const kura_delete_item_req *req,
+                             kura_write_result *res_out)
+{
+    item_exprs ex = {0};
+    kura_status s = delete_check(req, &ex);
+    if (s != KURA_OK)
+        return s;
+    kura_table *t = NULL;
+    kbuf key = KBUF_INIT;
+    kura_value old = {0};
+    bool found = false;
+    s = table_acquire(db, req->table_name, &t);
+    if (s == KURA_OK)
+        s = key_build(&t->ks, req->key, KEY_FROM_KEY, &key);
+    if (s == KURA_OK) {
+        bool read_old = ex.cond || req->return_values == KURA_RETURN_ALL_OLD ||
+                        req->return_values_on_condition_check_failure == KURA_RETURN_ALL_OLD ||
+                        req->return_consumed_capacity != KURA_CAPACITY_NONE;
+        s = item_write_locked(t, key.data, key.len, ex.cond, read_old, NULL, &old, &found);
+        s = finish_write(s, t, req->return_values, req->return_values_on_condition_check_failure,
+                         req->return_consumed_capacity, &old, found, 0, res_out);
+    }
+    val_clear(&old);
+    kbuf_free(&key);
+    table_release(t);
+    item_exprs_free(&ex);
+    return s;
+}
+
+/* ---- GetItem ---------------------------------------------------------------------------- */
+
+static kura_status get_check(const kura_get_item_req *req, item_exprs *ex)
+{
+    kura_status s = item_check_map_param(req->key, "key");
+    if (s == KURA_OK)
+        s = val_validate(req->key);
+    if (s == KURA_OK)
+        s = item_exprs_parse(&req->expr, NULL, NULL, req->projection_expression, NULL, ex);
+    return s;
+}
+
+/* Reads the item (into a new heap value, or NULL if absent) and its full size. */
+static kura_status get_read(kura_table *t, const kbuf *key, const item_exprs *ex,
+                            kura_value **item_out, size_t *bytes_out)
+{
+    kura_value item = {0};
+    bool found = false;
+    kura_status s = table_read(t, NULL, key->data, key->len, &item, &found);
+    if (s != KURA_OK || !found) {
+        val_clear(&item);
+        *item_out = NULL;
+        *bytes_out = 0;
+        return s;
+    }
+    *bytes_out = val_item_size(&item);
+    if (ex->proj) {
+        kura_value proj = {0};
+        s = expr_project(ex->proj, &item, &proj);
+        val_clear(&item);
+        if (s != KURA_OK)
+            return s;
+        val_move(&item, &proj);
+    }
+    if (!(*item_out = item_value_take(&item)))
+        return kura_err(KURA_E_NOMEM, "out of memory");
+    return KURA_OK;
+}
+
+kura_status kura_get_item(kura_db *db, const kura_get_item_req *req, kura_get_item_res *res_out)
+{
+    item_exprs ex = {0};
+    kura_status s = get_check(req, &ex);
+    if (s != KURA_OK)
+        return s;
+    kura_table *t = NULL;
+    kbuf key = KBUF_INIT;
+    kura_get_item_res res = {0};
+    size_t bytes = 0;
+    s = table_acquire(db, req->table_name, &t);
+    if (s == KURA_OK)
+        s = key_build(&t->ks, req->key, KEY_FROM_KEY, &key);
+    if (s == KURA_OK)
+        s = item_check_projection_keys(t, ex.proj);
+    if (s == KURA_OK)
+        s = get_read(t, &key, &ex, &res.item, &bytes);
+    if (s == KURA_OK && req->return_consumed_capacity != KURA_CAPACITY_NONE)
+        s = capacity_fill(&res.consumed_capacity, req->return_consumed_capacity, t->name,
+                          capacity_read_units(bytes, req->consistent_read), true);
+    kbuf_free(&key);
+    table_release(t);
+    item_exprs_free(&ex);
+    if (s != KURA_OK) {
+        kura_get_item_res_free(&res);
+        return s;
+    }
+    *res_out = res;
+    return KURA_OK;
+}

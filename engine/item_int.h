@@ -1,0 +1,76 @@
+/*
+ * item_int.h - what the item operations share (engine/item.c, item_update.c, item_batch.c;
+ * engine/ only): the request checks DynamoDB makes before it looks at a table, the parsed
+ * expressions of one request, the locked read-check-write step of a single-item write, and
+ * moving values into results.
+ *
+ * Order of checks (as dynalite, which copies DynamoDB): the request itself first (expression
+ * parameters, attribute values, ReturnValues, item size, every expression parsed, then unused
+ * names and values), then the table (ResourceNotFound), then the key against the table's
+ * schema, then the item under its lock (the condition).
+ */
+#ifndef KURA_ENGINE_ITEM_INT_H
+#define KURA_ENGINE_ITEM_INT_H
+
+#include "engine/expr/expr.h"
+#include "engine/table.h"
+
+/* DynamoDB's item size limit (names + values), 400 KB. */
+#define ITEM_MAX_BYTES (400u * 1024u)
+
+/* The parsed expressions of one request. Every pointer is NULL when the expression was not
+ * given; ctx is NULL when the request has neither expressions nor attribute maps, so a plain
+ * PutItem or GetItem allocates nothing here. The trees live in ctx. */
+typedef struct item_exprs {
+    expr_ctx *ctx;
+    expr_node *cond;       /* ConditionExpression */
+    expr_update *update;   /* UpdateExpression */
+    expr_projection *proj; /* ProjectionExpression */
+} item_exprs;
+
+/*
+ * Checks a request's expression parameters and parses its expressions into *out, in
+ * DynamoDB's order: names without any expression ("ExpressionAttributeNames can only be
+ * specified when using expressions"); values without a value-taking expression
+ * ("ExpressionAttributeValues can only be specified when using expressions: <value_exprs>",
+ * value_exprs e.g. "ConditionExpression is null"; NULL for GetItem, whose values are
+ * reported as unused instead); the maps (expr_ctx_new); UpdateExpression, ConditionExpression,
+ * ProjectionExpression; unused names and values. KURA_E_INVALID with DynamoDB's message,
+ * KURA_E_NOMEM. On failure *out is left empty (nothing to free).
+ */
+kura_status item_exprs_parse(const kura_expression_attributes *ea, const char *update,
+                             const char *cond, const char *proj, const char *value_exprs,
+                             item_exprs *out);
+void item_exprs_free(item_exprs *e);
+
+/* ReturnValues: PutItem and DeleteItem allow NONE and ALL_OLD ("ReturnValues can only be
+ * ALL_OLD or NONE"), UpdateItem every value. ReturnValuesOnConditionCheckFailure: NONE or
+ * ALL_OLD. KURA_E_INVALID with DynamoDB's messages. */
+kura_status item_check_return_values(kura_return_values rv, bool update);
+kura_status item_check_return_on_failure(kura_return_values rv);
+
+/* A request's item or key parameter (`param`: "item", "key"): present and a map.
+ * KURA_E_INVALID "1 validation error detected: Value null at 'item' ...". */
+kura_status item_check_map_param(const kura_value *m, const char *param);
+
+/* ProjectionExpression paths into a key attribute ("pk.a", "pk[0]") are rejected: "Key
+ * attributes must be scalars; list random access '[]' and map lookup '.' are not allowed:
+ * Key: pk". */
+kura_status item_check_projection_keys(const kura_table *t, const expr_projection *p);
+
+/*
+ * The locked step of a put or delete: under the item's lock, reads the old item into *old
+ * (empty on entry; stays empty if absent, *found_out tells) when `read_old`, evaluates `cond`
+ * (NULL: none) on it, and writes `item` (NULL: deletes). A false condition is
+ * KURA_E_CONDITION_FAILED ("The conditional request failed") with *old still filled, nothing
+ * written. `cond` requires `read_old`.
+ */
+kura_status item_write_locked(kura_table *t, const uint8_t *skey, size_t klen,
+                              const expr_node *cond, bool read_old, const kura_value *item,
+                              kura_value *old, bool *found_out);
+
+/* Moves *v (a non-empty value) into a new heap value the caller frees with kura_value_free;
+ * *v is empty afterwards. NULL (and *v cleared) when out of memory. */
+kura_value *item_value_take(kura_value *v);
+
+#endif

@@ -1,0 +1,167 @@
+/*
+ * item_update.c - This file contains UpdateItem.
+ *
+ * UpdateItem always reads the old item: under the item's lock it evaluates the condition on
+ * it, applies the UpdateExpression to a copy (or, when the item does not exist, to a new item
+ * holding only the key: UpdateItem creates missing items), checks the result (400 KB: "Item
+ * size to update has exceeded the maximum allowed size"; nesting and sets via val_validate)
+ * and writes it. expr_apply_update may leave its target half-updated on error, which is why
+ * it works on a copy: a failed update writes nothing. Without an UpdateExpression an existing
+ * item is left as it is and a missing one is created with its key only.
+ *
+ * ReturnValues: ALL_OLD and ALL_NEW return the whole item before / after; UPDATED_OLD and
+ * UPDATED_NEW only the paths the update named (expr_updated_attributes), before / after. An
+ * empty result (no old item, nothing at those paths) is no Attributes at all, as DynamoDB.
+ */
+#include "engine/item_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/status.h"
+
+static kura_status update_check(const kura_update_item_req *req, item_exprs *ex)
+{
+    kura_status s = item_check_map_param(req->key, "key");
+    if (s == KURA_OK)
+        s = val_validate(req->key);
+    if (s == KURA_OK)
+        s = item_check_return_values(req->return_values, true);
+    if (s == KURA_OK)
+        s = item_check_return_on_failure(req->return_values_on_condition_check_failure);
+    if (s == KURA_OK)
+        s = item_exprs_parse(&req->expr, req->update_expression, req->condition_expression,
+                             NULL, "UpdateExpression and ConditionExpression are null", ex);
+    return s;
+}
+
+/* "Cannot update attribute <pk>. This attribute is part of the key". */
+static kura_status check_key_untouched(const kura_table *t, const expr_update *u)
+{
+    const char *names[2] = {t->ks.pk_name, t->ks.sk_name};
+    for (int i = 0; i < 2 && u; i++)
+        if (names[i] && expr_update_touches(u, names[i], strlen(names[i])))
+            return kura_err(KURA_E_INVALID,
+                            "One or more parameter values were invalid: Cannot update "
+                            "attribute %s. This attribute is part of the key",
+                            names[i]);
+    return KURA_OK;
+}
+
+/* The new item: a copy of the old one (or of the key) with the update applied and checked. */
+static kura_status update_build(const item_exprs *ex, const kura_value *key,
+                                const kura_value *old, bool found, kura_value *neu)
+{
+    kura_status s = val_copy(neu, found ? old : key);
+    if (s != KURA_OK)
+        return kura_err(KURA_E_NOMEM, "out of memory");
+    if (ex->update)
+        s = expr_apply_update(ex->update, neu);
+    if (s == KURA_OK && val_item_size(neu) > ITEM_MAX_BYTES)
+        s = kura_err(KURA_E_INVALID, "Item size to update has exceeded the maximum allowed size");
+    if (s == KURA_OK && ex->update)
+        s = val_validate_item(neu);
+    return s;
+}
+
+/* ReturnValues into *attrs_out (NULL when empty). */
+static kura_status update_return(kura_return_values rv, const expr_update *u, kura_value *old,
+                                 bool found, kura_value *neu, kura_value **attrs_out)
+{
+    kura_value out = {0};
+    kura_status s = KURA_OK;
+    *attrs_out = NULL;
+    switch (rv) {
+    case KURA_RETURN_ALL_OLD:
+        if (found)
+            val_move(&out, old);
+        break;
+    case KURA_RETURN_ALL_NEW:
+        val_move(&out, neu);
+        break;
+    case KURA_RETURN_UPDATED_OLD:
+        if (found && u)
+            s = expr_updated_attributes(u, old, &out);
+        break;
+    case KURA_RETURN_UPDATED_NEW:
+        if (u)
+            s = expr_updated_attributes(u, neu, &out);
+        break;
+    default:
+        break;
+    }
+    if (s != KURA_OK || !out.type || (out.type == KURA_M && out.u.map.n == 0)) {
+        val_clear(&out);
+        return s;
+    }
+    if (!(*attrs_out = item_value_take(&out)))
+        return kura_err(KURA_E_NOMEM, "out of memory");
+    return KURA_OK;
+}
+
+/* The locked part: read, condition, build, write. */
+static kura_status update_locked(kura_table *t, const kbuf *key, const kura_update_item_req *req,
+                                 const item_exprs *ex, kura_value *old, bool *found,
+                                 kura_value *neu)
+{
+    kmutex *mu = table_item_lock(t, key->data, key->len);
+    kmutex_lock(mu);
+    kura_status s = table_read(t, NULL, key->data, key->len, old, found);
+    if (s == KURA_OK && ex->cond && !expr_eval_condition(ex->cond, *found ? old : NULL))
+        s = kura_err(KURA_E_CONDITION_FAILED, "The conditional request failed");
+    if (s == KURA_OK)
+        s = update_build(ex, req->key, old, *found, neu);
+    /* an existing item without an UpdateExpression is unchanged: nothing to write */
+    if (s == KURA_OK && (ex->update || !*found))
+        s = table_write(t, key->data, key->len, neu);
+    kmutex_unlock(mu);
+    return s;
+}
+
+kura_status kura_update_item(kura_db *db, const kura_update_item_req *req,
+                             kura_write_result *res_out)
+{
+    item_exprs ex = {0};
+    kura_status s = update_check(req, &ex);
+    if (s != KURA_OK)
+        return s;
+    kura_table *t = NULL;
+    kbuf key = KBUF_INIT;
+    kura_value old = {0}, neu = {0};
+    bool found = false;
+    kura_write_result res = {0};
+    s = table_acquire(db, req->table_name, &t);
+    if (s == KURA_OK)
+        s = key_build(&t->ks, req->key, KEY_FROM_KEY, &key);
+    if (s == KURA_OK)
+        s = check_key_untouched(t, ex.update);
+    if (s == KURA_OK)
+        s = update_locked(t, &key, req, &ex, &old, &found, &neu);
+    if (s == KURA_E_CONDITION_FAILED) {
+        if (found && req->return_values_on_condition_check_failure == KURA_RETURN_ALL_OLD &&
+            !(res.item = item_value_take(&old)))
+            s = kura_err(KURA_E_NOMEM, "out of memory");
+        else
+            *res_out = res;
+        goto out;
+    }
+    if (s == KURA_OK && req->return_consumed_capacity != KURA_CAPACITY_NONE) {
+        size_t old_bytes = found ? val_item_size(&old) : 0, new_bytes = val_item_size(&neu);
+        s = capacity_fill(&res.consumed_capacity, req->return_consumed_capacity, t->name,
+                          capacity_write_units(old_bytes > new_bytes ? old_bytes : new_bytes),
+                          false);
+    }
+    if (s == KURA_OK)
+        s = update_return(req->return_values, ex.update, &old, found, &neu, &res.attributes);
+    if (s == KURA_OK)
+        *res_out = res;
+    else
+        kura_write_result_free(&res);
+out:
+    val_clear(&old);
+    val_clear(&neu);
+    kbuf_free(&key);
+    table_release(t);
+    item_exprs_free(&ex);
+    return s;
+}

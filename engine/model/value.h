@@ -1,0 +1,171 @@
+/*
+ * value.h - the in-memory form of DynamoDB attribute values (kura_value, opaque in kura.h).
+ *
+ * A value is a small tagged node. Strings and binaries own a malloc'ed byte array (always
+ * NUL-terminated one byte past len, so S values can be used as C strings); numbers are held
+ * inline as a canonical kura_num; maps, lists and sets own a malloc'ed array of child nodes
+ * stored inline (not pointers), so a value tree costs one allocation per container and per
+ * string rather than one per node.
+ *
+ * Invariants kept by every function here:
+ *  - a map's attributes are sorted by name (memcmp of the bytes, shorter first on a tie) and
+ *    names are unique, so lookups are binary searches and two equal maps have equal arrays;
+ *  - a set's elements have the set's element type (S for SS, N for NS, B for BS); the order
+ *    of set members and list elements is the order they were added in.
+ * Uniqueness of set members, non-empty sets and nesting depth are checked by
+ * val_validate() (engine/model/validate.c), not by the builders, because DynamoDB reports
+ * them as request errors with specific messages.
+ *
+ * Nothing here does I/O. Thread safety: none needed; a value belongs to one thread at a time.
+ */
+#ifndef KURA_MODEL_VALUE_H
+#define KURA_MODEL_VALUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kura.h"
+#include "engine/model/number.h"
+#include "util/buf.h"
+#include "util/status.h"
+
+typedef struct kura_attr kura_attr;
+
+struct kura_value {
+    uint8_t type; /* kura_type; 0 = empty (after val_clear or zero-initialisation) */
+    union {
+        struct {
+            uint8_t *p; /* len bytes + a NUL; never NULL for an S or B value */
+            uint32_t len;
+        } bytes;        /* S, B */
+        kura_num num;   /* N */
+        bool boolean;   /* BOOL */
+        struct {
+            kura_value *v;
+            uint32_t n, cap;
+        } list;         /* L, SS, NS, BS */
+        struct {
+            kura_attr *a;
+            uint32_t n, cap;
+        } map;          /* M */
+    } u;
+};
+
+struct kura_attr {
+    char *name; /* name_len bytes + a NUL, owned */
+    uint32_t name_len;
+    kura_value value;
+};
+
+/* Maximum nesting of maps and lists DynamoDB accepts (an item's attributes are depth 1). */
+#define VAL_MAX_DEPTH 32
+
+/* ---- Building (dst is overwritten, not freed first: pass an empty/cleared value) --------- */
+
+kura_status val_set_bytes(kura_value *dst, kura_type type, const void *p, size_t len); /* S/B */
+void val_set_num(kura_value *dst, const kura_num *n);
+void val_set_bool(kura_value *dst, bool b);
+void val_set_null(kura_value *dst);
+void val_init_container(kura_value *dst, kura_type type); /* M, L, SS, NS, BS: empty */
+
+/* Frees what `v` owns and leaves it empty (type 0). val_clear of an empty value is a no-op. */
+void val_clear(kura_value *v);
+/* Moves src into dst (dst must be empty); src becomes empty. */
+void val_move(kura_value *dst, kura_value *src);
+/* Deep copy into dst (must be empty). KURA_E_NOMEM leaves dst empty. */
+kura_status val_copy(kura_value *dst, const kura_value *src);
+
+/* Maps. val_map_get returns the attribute's value or NULL. val_map_put moves *v into the map
+ * (replacing and freeing an existing attribute of that name); *v is empty afterwards, also on
+ * failure (then it was freed). val_map_remove frees the attribute and returns whether it
+ * existed. */
+kura_value *val_map_get(const kura_value *m, const char *name, size_t name_len);
+kura_status val_map_put(kura_value *m, const char *name, size_t name_len, kura_value *v);
+bool val_map_remove(kura_value *m, const char *name, size_t name_len);
+
+/* Lists and sets: moves *v to the end (*v empty afterwards, also on failure). */
+kura_status val_list_push(kura_value *l, kura_value *v);
+/* Removes and frees element i of a list or set, shifting the rest down. */
+void val_list_remove(kura_value *l, uint32_t i);
+
+/* ---- Comparing --------------------------------------------------------------------------- */
+
+/* DynamoDB equality: same type and same value; N numerically; sets as sets (same members in
+ * any order); maps attribute by attribute; lists element by element. */
+bool val_equal(const kura_value *a, const kura_value *b);
+/* Order of two values of the same scalar type S, N or B (S and B: unsigned bytes, shorter
+ * first on a tie; N: numeric). Negative, zero or positive. Undefined for other types. */
+int val_cmp_scalar(const kura_value *a, const kura_value *b);
+/* Whether set `s` (SS/NS/BS) has a member equal to `elem`. */
+bool val_set_contains(const kura_value *s, const kura_value *elem);
+
+/* The DynamoDB name of a type ("S", "N", ..., "BOOL", "NULL", "M", "L", "SS", "NS", "BS"). */
+const char *val_type_name(kura_type t);
+
+/* ---- Size and validation (engine/model/size.c, validate.c) -------------------------------- */
+
+/* Size as DynamoDB computes it, in bytes: S = UTF-8 bytes; B = bytes; N = 1 + one byte per
+ * two significant digits (rounded up) ... (see size.c for the exact rule and its source);
+ * BOOL, NULL = 1; M and L = 3 + per element (1 + the element's size, plus for M the name);
+ * sets = the sum of their members. val_item_size(item) = sum over attributes of
+ * (name bytes + value size). */
+size_t val_size(const kura_value *v);
+size_t val_item_size(const kura_value *item);
+
+/* Checks what DynamoDB checks of every attribute value in a request: sets non-empty and
+ * without duplicates, nesting at most VAL_MAX_DEPTH, N already valid by construction.
+ * Returns KURA_E_INVALID with DynamoDB's message. */
+kura_status val_validate(const kura_value *v);
+/* Checks an item for PutItem (val_validate of every attribute, item size <= 400 KB:
+ * "Item size has exceeded the maximum allowed size"). */
+kura_status val_validate_item(const kura_value *item);
+
+/* ---- Binary item codec (engine/model/codec.c, docs/format/item.md) ----------------------- */
+
+/* Appends the compact binary encoding of `v` (any type; items are M) to `out`. */
+kura_status val_encode(const kura_value *v, kbuf *out);
+/* Decodes exactly `len` bytes at `p` into dst (must be empty). KURA_E_CORRUPTION ("item:
+ * ...", the caller adds file/offset context) on truncated, trailing or invalid bytes,
+ * including non-canonical numbers, unsorted or duplicate map names, and depth > 32. */
+kura_status val_decode(const uint8_t *p, size_t len, kura_value *dst);
+
+/* ---- Keys (engine/model/key.c, docs/format/keys.md) --------------------------------------- */
+
+/* A table's (or index's) primary key: partition key and optional sort key. */
+typedef struct key_schema {
+    const char *pk_name; /* borrowed; NUL-terminated */
+    kura_type pk_type;   /* KURA_S, KURA_N or KURA_B */
+    const char *sk_name; /* NULL: no sort key */
+    kura_type sk_type;
+} key_schema;
+
+/* Appends the order-preserving, prefix-free encoding of the S, N or B value `v`. */
+kura_status key_enc_value(const kura_value *v, kbuf *out);
+/* Appends the encoding of the S or B value `v` WITHOUT its terminator: every encoding of a
+ * value that begins with v's bytes starts with these bytes, and only those do (begins_with
+ * on a sort key is the key range [prefix, prefix followed by 0xFF...)). KURA_E_INVALID for
+ * other types. */
+kura_status key_enc_prefix(const kura_value *v, kbuf *out);
+/* Decodes one encoded value of type `type` from the start of p[0..len) into dst (empty),
+ * setting *used_out. KURA_E_CORRUPTION on bad bytes. */
+kura_status key_dec_value(const uint8_t *p, size_t len, kura_type type, kura_value *dst,
+                          size_t *used_out);
+
+typedef enum key_source {
+    KEY_FROM_ITEM, /* PutItem's Item: may hold other attributes; messages "... in the item" */
+    KEY_FROM_KEY,  /* a Key parameter: exactly the key attributes */
+} key_source;
+
+/* Builds the storage key hash64(enc(pk)) big-endian || enc(pk) || enc(sk) of `m` into
+ * `out` (appended) after checking the key attributes as DynamoDB does, with its messages:
+ * missing attribute, wrong type, empty S/B, partition key > 2048 bytes, sort key > 1024
+ * bytes, and for KEY_FROM_KEY extra attributes ("The provided key element does not match
+ * the schema"). Returns KURA_E_INVALID. */
+kura_status key_build(const key_schema *ks, const kura_value *m, key_source src, kbuf *out);
+/* The hash prefix alone: hash64(enc(pk)) of an encoded partition key. */
+uint64_t key_hash(const uint8_t *enc_pk, size_t len);
+/* Decodes a storage key back into a map of the key attributes (dst empty). */
+kura_status key_parse(const key_schema *ks, const uint8_t *p, size_t len, kura_value *dst);
+
+#endif

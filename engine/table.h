@@ -1,0 +1,93 @@
+/*
+ * table.h - DynamoDB tables on kura trees (engine/ only).
+ *
+ * A table is a tree named "tbl-<id>" (hash_prefixed_keys, P partitions) whose keys are storage
+ * keys hash64(enc(pk)) || enc(pk) || enc(sk) (engine/model/value.h key_build) and whose values
+ * are encoded items (val_encode). Table definitions live in the system tree "sys" under
+ * "table/<name>" (docs/format/catalog.md, "Tables"); a tree no definition names is an
+ * orphan of a crash between creating the tree and writing the definition (or between
+ * deleting a definition and dropping the tree) and is dropped at open.
+ *
+ * Lifetime: the database keeps every table in a list guarded by tables_mu. Operations pin a
+ * table with table_acquire() and unpin it with table_release(); DeleteTable unlinks the table
+ * (new acquires fail with ResourceNotFound) and waits until no one pins it before dropping
+ * the tree. Definitions are immutable except the settings UpdateTable changes (billing,
+ * throughput, deletion protection), which are read and written under tables_mu.
+ *
+ * Item writes are serialised per item: every write (also an unconditional PutItem, so that a
+ * concurrent conditional write cannot lose it) holds the item's stripe lock from reading the
+ * old item to writing the new one.
+ */
+#ifndef KURA_ENGINE_TABLE_H
+#define KURA_ENGINE_TABLE_H
+
+#include <stdatomic.h>
+
+#include "engine/db_int.h"
+#include "engine/model/value.h"
+#include "util/thread.h"
+
+enum { TABLE_LOCK_STRIPES = 256 };
+
+typedef struct kura_table {
+    char *name;
+    uint64_t id;                 /* tree "tbl-<id>" */
+    kura_tree *tree;
+    key_schema ks;               /* names point at pk_name / sk_name below */
+    char *pk_name, *sk_name;     /* sk_name NULL without a sort key */
+    kura_attribute_definition *attr_defs; /* names owned */
+    size_t nattr_defs;
+    char table_id[40];           /* UUID text */
+    double created;              /* seconds since the epoch */
+    uint32_t partitions;
+    /* settings changed by UpdateTable: read and written under db->tables_mu */
+    kura_billing_mode billing;
+    uint64_t rcu, wcu;
+    double last_ppr;             /* LastUpdateToPayPerRequestDateTime, 0 = never */
+    bool deletion_protection;
+
+    int refs;                    /* pins, under db->tables_mu */
+    kmutex item_locks[TABLE_LOCK_STRIPES];
+
+    /* DescribeTable's ItemCount/TableSizeBytes: recounted when `writes` moved on */
+    atomic_uint_fast64_t writes;
+    kmutex count_mu;
+    uint64_t counted_writes, item_count, size_bytes;
+    bool counted;
+} kura_table;
+
+/* Pins the table called `name`. KURA_E_RESOURCE_NOT_FOUND ("Requested resource not found")
+ * if there is none. */
+kura_status table_acquire(kura_db *db, const char *name, kura_table **t_out);
+void table_release(kura_table *t);
+
+/* The stripe lock of an item, by its storage key. */
+kmutex *table_item_lock(kura_table *t, const uint8_t *skey, size_t len);
+
+/* Reads the item stored under `skey` into *item (must be empty; left empty if absent) and
+ * sets *found_out. Corruption of the stored bytes is KURA_E_CORRUPTION naming the table. */
+kura_status table_read(kura_table *t, const kura_read_options *ro, const uint8_t *skey,
+                       size_t len, kura_value *item, bool *found_out);
+/* Writes `item` (encoded) under `skey`, or deletes it when item is NULL. Counts the write
+ * for ItemCount. */
+kura_status table_write(kura_table *t, const uint8_t *skey, size_t len, const kura_value *item);
+
+/* Fills desc_out from the table's definition and counts (engine/table.c). */
+kura_status table_describe(kura_db *db, kura_table *t, kura_table_description *desc_out);
+
+/* Opens the table catalog at kura_open (after the trees are loaded) / frees it at close. */
+kura_status tables_load(kura_db *db);
+void tables_free(kura_db *db);
+
+/* Capacity units (engine/capacity.c), DynamoDB's rules: a read of `nbytes` costs
+ * ceil(nbytes / 4096) units (at least 1 for a read of one item, even if absent), half of it
+ * when eventually consistent; a write costs ceil(nbytes / 1024) (at least 1). Query and Scan
+ * charge the total size of the items read, rounded up once to 4 KB. */
+double capacity_read_units(uint64_t nbytes, bool consistent);
+double capacity_write_units(uint64_t nbytes);
+/* Fills *cc (present, table name copy, units) for `mode`; KURA_CAPACITY_NONE leaves it
+ * zeroed. is_read decides whether units go to read_ or write_capacity_units. */
+kura_status capacity_fill(kura_consumed_capacity *cc, kura_return_capacity mode,
+                          const char *table_name, double units, bool is_read);
+
+#endif

@@ -1,0 +1,578 @@
+/*
+ * table_ddl.c - table definitions: CreateTable, DeleteTable, UpdateTable, ListTables, and
+ * loading the definitions at open.
+ *
+ * A definition is one record of the system tree "sys" (key "table/<name>", encoding in
+ * docs/format/catalog.md, "Tables"), written with a synchronous write whatever the database's
+ * durability, so a table that CreateTable acknowledged survives any crash. The table's data
+ * tree "tbl-<id>" is created before its definition is written and dropped after it is deleted;
+ * tables_load() drops the trees a crash orphaned in between. Ids are never reused, so a table
+ * re-created under an old name never sees the old table's files.
+ *
+ * DDL is serialised by tables_mu, which it holds across the tree creation and the definition
+ * write (milliseconds); item operations only take it to pin a table.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "engine/table_int.h"
+#include "util/status.h"
+
+enum { NAME_MIN = 3, NAME_MAX = 255, ATTR_NAME_MAX = 255 };
+static const uint64_t CAPACITY_MAX = 1000000000000ull;
+
+static const char SYS_TREE[] = "sys";
+static const char DEF_PREFIX[] = "table/";
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)(ts.tv_nsec / 1000000) / 1000.0;
+}
+
+static void make_uuid(char out[40])
+{
+    uint8_t r[16] = {0};
+    if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) {
+        uint64_t t = know_ns();
+        memcpy(r, &t, sizeof t);
+    }
+    r[6] = (uint8_t)((r[6] & 0x0f) | 0x40);
+    r[8] = (uint8_t)((r[8] & 0x3f) | 0x80);
+    snprintf(out, 40, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12],
+             r[13], r[14], r[15]);
+}
+
+/* The key schema's types come from the attribute definitions of its attributes. */
+static void table_bind_schema(kura_table *t)
+{
+    t->ks.pk_name = t->pk_name;
+    t->ks.sk_name = t->sk_name;
+    for (size_t i = 0; i < t->nattr_defs; i++) {
+        const kura_attribute_definition *d = &t->attr_defs[i];
+        if (!strcmp(d->attribute_name, t->pk_name))
+            t->ks.pk_type = d->attribute_type;
+        if (t->sk_name && !strcmp(d->attribute_name, t->sk_name))
+            t->ks.sk_type = d->attribute_type;
+    }
+}
+
+static kura_status def_write(kura_db *db, const kura_table *t, bool remove)
+{
+    kbuf key = KBUF_INIT, val = KBUF_INIT;
+    kura_status s = kbuf_append(&key, DEF_PREFIX, strlen(DEF_PREFIX)) &&
+                            kbuf_append(&key, t->name, strlen(t->name))
+                        ? KURA_OK
+                        : kura_err(KURA_E_NOMEM, "table %s: out of memory", t->name);
+    if (s == KURA_OK && !remove)
+        s = def_encode(t, &val);
+    kura_write_options wo;
+    kura_write_options_init(&wo);
+    wo.durability = KURA_SYNC;
+    if (s == KURA_OK)
+        s = remove ? kura_delete(db->sys, &wo, key.data, key.len)
+                   : kura_put(db->sys, &wo, key.data, key.len, val.data, val.len);
+    kbuf_free(&key);
+    kbuf_free(&val);
+    return s;
+}
+
+/* ---- Loading -------------------------------------------------------------------------- */
+
+static kura_tree *tree_by_name(kura_db *db, const char *name)
+{
+    kura_tree *found = NULL;
+    kmutex_lock(&db->mu);
+    for (size_t i = 0; i < db->ntrees && !found; i++)
+        if (!strcmp(db->trees[i]->name, name))
+            found = db->trees[i];
+    kmutex_unlock(&db->mu);
+    return found;
+}
+
+static kura_status load_one(kura_db *db, const void *v, size_t vlen)
+{
+    kura_table *t = table_new();
+    if (!t)
+        return kura_err(KURA_E_NOMEM, "loading tables: out of memory");
+    kura_status s = def_decode(v, vlen, t);
+    char tree_name[64];
+    if (s == KURA_OK) {
+        snprintf(tree_name, sizeof tree_name, "tbl-%" PRIu64, t->id);
+        t->tree = tree_by_name(db, tree_name);
+        if (!t->tree)
+            s = kura_err(KURA_E_CORRUPTION, "table %s: its tree %s is missing", t->name,
+                         tree_name);
+    }
+    if (s == KURA_OK) {
+        table_bind_schema(t);
+        s = table_list_add_locked(db, t);
+        if (t->id >= db->next_table_id)
+            db->next_table_id = t->id + 1;
+    }
+    if (s != KURA_OK)
+        table_free(t);
+    return s;
+}
+
+/* Drops the trees named tbl-<id> that no definition names (see the top of this file). */
+static kura_status drop_orphans(kura_db *db)
+{
+    for (;;) {
+        kura_tree *orphan = NULL;
+        kmutex_lock(&db->mu);
+        for (size_t i = 0; i < db->ntrees && !orphan; i++) {
+            uint64_t id;
+            if (sscanf(db->trees[i]->name, "tbl-%" SCNu64, &id) != 1)
+                continue;
+            bool used = false;
+            for (size_t j = 0; j < db->ntables && !used; j++)
+                used = db->tables[j]->tree == db->trees[i];
+            if (!used)
+                orphan = db->trees[i];
+            if (id >= db->next_table_id)
+                db->next_table_id = id + 1;
+        }
+        kmutex_unlock(&db->mu);
+        if (!orphan)
+            return KURA_OK;
+        kura_status s = kura_tree_drop(db, orphan);
+        if (s != KURA_OK)
+            return s;
+    }
+}
+
+/* The system tree is created with the first table, so a database used only through the raw
+ * key/value API has no trace of the item layer. */
+static kura_status sys_open(kura_db *db)
+{
+    kura_tree_options to = {.partitions = 1, .hash_prefixed_keys = false};
+    return db->sys ? KURA_OK : kura_tree_open(db, SYS_TREE, &to, &db->sys);
+}
+
+kura_status tables_load(kura_db *db)
+{
+    db->next_table_id = 1;
+    db->sys = tree_by_name(db, SYS_TREE);
+    if (!db->sys)
+        return drop_orphans(db);
+    kura_status s;
+    kura_iter *it = NULL;
+    if ((s = kura_iter_new(db->sys, NULL, &it)) != KURA_OK)
+        return s;
+    size_t plen = strlen(DEF_PREFIX);
+    for (kura_iter_seek(it, DEF_PREFIX, plen); kura_iter_valid(it) && s == KURA_OK;
+         kura_iter_next(it)) {
+        size_t klen, vlen;
+        const void *k = kura_iter_key(it, &klen);
+        if (klen < plen || memcmp(k, DEF_PREFIX, plen) != 0)
+            break;
+        const void *v = kura_iter_value(it, &vlen);
+        s = load_one(db, v, vlen);
+    }
+    if (s == KURA_OK)
+        s = kura_iter_status(it);
+    kura_iter_free(it);
+    return s == KURA_OK ? drop_orphans(db) : s;
+}
+
+/* ---- CreateTable ------------------------------------------------------------------------ */
+
+kura_status table_name_check(const char *name, const char *param)
+{
+    if (!name)
+        return kura_err(KURA_E_INVALID,
+                        "1 validation error detected: Value null at '%s' failed to satisfy "
+                        "constraint: Member must not be null",
+                        param);
+    size_t n = strlen(name);
+    if (n < NAME_MIN || n > NAME_MAX)
+        return kura_err(KURA_E_INVALID,
+                        "1 validation error detected: Value '%s' at '%s' failed to satisfy "
+                        "constraint: Member must have length %s than or equal to %d",
+                        name, param, n < NAME_MIN ? "greater" : "less",
+                        n < NAME_MIN ? NAME_MIN : NAME_MAX);
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '.'))
+            return kura_err(KURA_E_INVALID,
+                            "1 validation error detected: Value '%s' at '%s' failed to satisfy "
+                            "constraint: Member must satisfy regular expression pattern: "
+                            "[a-zA-Z0-9_.-]+",
+                            name, param);
+    }
+    return KURA_OK;
+}
+
+static kura_status check_billing(const kura_create_table_req *r)
+{
+    if (r->billing_mode == KURA_BILLING_PAY_PER_REQUEST) {
+        if (r->has_provisioned_throughput)
+            return kura_err(KURA_E_INVALID,
+                            "One or more parameter values were invalid: Neither "
+                            "ReadCapacityUnits nor WriteCapacityUnits can be specified when "
+                            "BillingMode is PAY_PER_REQUEST");
+        return KURA_OK;
+    }
+    if (!r->has_provisioned_throughput || !r->read_capacity_units || !r->write_capacity_units)
+        return kura_err(KURA_E_INVALID,
+                        "One or more parameter values were invalid: ReadCapacityUnits and "
+                        "WriteCapacityUnits must both be specified when BillingMode is "
+                        "PROVISIONED");
+    if (r->read_capacity_units > CAPACITY_MAX)
+        return kura_err(KURA_E_INVALID, "Given value %" PRIu64
+                        " for ReadCapacityUnits is out of bounds", r->read_capacity_units);
+    if (r->write_capacity_units > CAPACITY_MAX)
+        return kura_err(KURA_E_INVALID, "Given value %" PRIu64
+                        " for WriteCapacityUnits is out of bounds", r->write_capacity_units);
+    return KURA_OK;
+}
+
+/* "[a, b]" of the names, for DynamoDB's messages. */
+static void name_list(char *out, size_t cap, const char *const *names, size_t n)
+{
+    size_t off = (size_t)snprintf(out, cap, "[");
+    for (size_t i = 0; i < n && off < cap; i++)
+        off += (size_t)snprintf(out + off, cap - off, "%s%s", i ? ", " : "", names[i]);
+    if (off < cap)
+        snprintf(out + off, cap - off, "]");
+}
+
+static kura_status check_schema(const kura_create_table_req *r)
+{
+    size_t nk = r->key_schema_count, nd = r->attribute_definitions_count;
+    if (nk < 1 || nk > 2 || !r->key_schema)
+        return kura_err(KURA_E_INVALID,
+                        "1 validation error detected: Value '%s' at 'keySchema' failed to "
+                        "satisfy constraint: Member must have length %s than or equal to %s",
+                        nk ? "[...]" : "[]", nk ? "less" : "greater", nk ? "2" : "1");
+    if (nd < 1 || !r->attribute_definitions)
+        return kura_err(KURA_E_INVALID,
+                        "1 validation error detected: Value null at 'attributeDefinitions' "
+                        "failed to satisfy constraint: Member must not be null");
+    const char *keys[2], *defs[64];
+    if (nd > 64)
+        return kura_err(KURA_E_INVALID, "One or more parameter values were invalid: Number of "
+                        "attributes in KeySchema does not exactly match number of attributes "
+                        "defined in AttributeDefinitions");
+    for (size_t i = 0; i < nk; i++) {
+        keys[i] = r->key_schema[i].attribute_name;
+        if (!keys[i] || !*keys[i] || strlen(keys[i]) > ATTR_NAME_MAX)
+            return kura_err(KURA_E_INVALID, "One or more parameter values were invalid: "
+                            "KeySchema attribute names must be 1-255 bytes");
+    }
+    for (size_t i = 0; i < nd; i++) {
+        defs[i] = r->attribute_definitions[i].attribute_name;
+        kura_type ty = r->attribute_definitions[i].attribute_type;
+        if (!defs[i] || !*defs[i] || strlen(defs[i]) > ATTR_NAME_MAX)
+            return kura_err(KURA_E_INVALID, "One or more parameter values were invalid: "
+                            "AttributeDefinitions attribute names must be 1-255 bytes");
+        if (ty != KURA_S && ty != KURA_N && ty != KURA_B)
+            return kura_err(KURA_E_INVALID,
+                            "1 validation error detected: Value '%s' at "
+                            "'attributeDefinitions.%zu.member.attributeType' failed to satisfy "
+                            "constraint: Member must satisfy enum value set: [B, N, S]",
+                            val_type_name(ty), i + 1);
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(defs[i], defs[j]))
+                return kura_err(KURA_E_INVALID, "Cannot have two attributes with the same name");
+    }
+    if (nk > nd)
+        return kura_err(KURA_E_INVALID,
+                        "Invalid KeySchema: Some index key attribute have no definition");
+    for (size_t i = 0; i < nk; i++) {
+        bool defined = false;
+        for (size_t j = 0; j < nd && !defined; j++)
+            defined = !strcmp(keys[i], defs[j]);
+        if (!defined) {
+            char kl[600], dl[4096];
+            name_list(kl, sizeof kl, keys, nk);
+            name_list(dl, sizeof dl, defs, nd);
+            return kura_err(KURA_E_INVALID,
+                            "One or more parameter values were invalid: Some index key "
+                            "attributes are not defined in AttributeDefinitions. Keys: %s, "
+                            "AttributeDefinitions: %s",
+                            kl, dl);
+        }
+    }
+    if (nk == 2 && !strcmp(keys[0], keys[1]))
+        return kura_err(KURA_E_INVALID, "Both the Hash Key and the Range Key element in the "
+                                        "KeySchema have the same name");
+    if (r->key_schema[0].range)
+        return kura_err(KURA_E_INVALID,
+                        "Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
+    if (nk == 2 && !r->key_schema[1].range)
+        return kura_err(KURA_E_INVALID,
+                        "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type");
+    if (nk != nd)
+        return kura_err(KURA_E_INVALID,
+                        "One or more parameter values were invalid: Number of attributes in "
+                        "KeySchema does not exactly match number of attributes defined in "
+                        "AttributeDefinitions");
+    return KURA_OK;
+}
+
+static kura_status table_from_req(const kura_create_table_req *r, uint32_t partitions,
+                                  kura_table **t_out)
+{
+    kura_table *t = table_new();
+    bool ok = t && (t->name = strdup(r->table_name)) &&
+              (t->pk_name = strdup(r->key_schema[0].attribute_name)) &&
+              (r->key_schema_count < 2 ||
+               (t->sk_name = strdup(r->key_schema[1].attribute_name))) &&
+              (t->attr_defs = calloc(r->attribute_definitions_count, sizeof *t->attr_defs));
+    for (size_t i = 0; ok && i < r->attribute_definitions_count; i++) {
+        t->attr_defs[i].attribute_type = r->attribute_definitions[i].attribute_type;
+        ok = (t->attr_defs[i].attribute_name =
+                  strdup(r->attribute_definitions[i].attribute_name)) != NULL;
+        t->nattr_defs = i + 1;
+    }
+    if (!ok) {
+        table_free(t);
+        return kura_err(KURA_E_NOMEM, "CreateTable: out of memory");
+    }
+    t->partitions = partitions;
+    t->created = now_seconds();
+    t->billing = r->billing_mode == KURA_BILLING_PAY_PER_REQUEST ? KURA_BILLING_PAY_PER_REQUEST
+                                                                 : KURA_BILLING_PROVISIONED;
+    if (t->billing == KURA_BILLING_PROVISIONED) {
+        t->rcu = r->read_capacity_units;
+        t->wcu = r->write_capacity_units;
+    } else {
+        t->last_ppr = t->created;
+    }
+    t->deletion_protection = r->deletion_protection_enabled;
+    make_uuid(t->table_id);
+    table_bind_schema(t);
+    *t_out = t;
+    return KURA_OK;
+}
+
+kura_status kura_create_table(kura_db *db, const kura_create_table_req *req,
+                              kura_table_description *desc_out)
+{
+    kura_status s = table_name_check(req->table_name, "tableName");
+    if (s == KURA_OK)
+        s = check_schema(req);
+    if (s == KURA_OK)
+        s = check_billing(req);
+    uint32_t parts = req->partitions ? req->partitions : db->opts.default_partitions;
+    if (s == KURA_OK && (parts < 1 || parts > 256))
+        s = kura_err(KURA_E_INVALID, "partitions must be 1..256, not %u", parts);
+    if (s != KURA_OK)
+        return s;
+    kura_table *t = NULL;
+    kmutex_lock(&db->tables_mu);
+    if (table_find_locked(db, req->table_name)) {
+        kmutex_unlock(&db->tables_mu);
+        return kura_err(KURA_E_RESOURCE_IN_USE, "Table already exists: %s", req->table_name);
+    }
+    s = sys_open(db);
+    if (s == KURA_OK)
+        s = table_from_req(req, parts, &t);
+    if (s == KURA_OK) {
+        t->id = db->next_table_id++;
+        char tree_name[64];
+        snprintf(tree_name, sizeof tree_name, "tbl-%" PRIu64, t->id);
+        kura_tree_options to = {.partitions = parts, .hash_prefixed_keys = true};
+        s = kura_tree_open(db, tree_name, &to, &t->tree);
+    }
+    if (s == KURA_OK && (s = def_write(db, t, false)) != KURA_OK) {
+        kura_tree_drop(db, t->tree); /* a failure here leaves an orphan, dropped at open */
+        t->tree = NULL;
+    }
+    /* adding to the list only fails for memory; the table then exists on disk and is loaded
+     * at the next open */
+    bool listed = s == KURA_OK && (s = table_list_add_locked(db, t)) == KURA_OK;
+    if (listed)
+        t->refs++;
+    kmutex_unlock(&db->tables_mu);
+    if (!listed) {
+        table_free(t);
+        return s;
+    }
+    s = table_describe(db, t, desc_out);
+    table_release(t);
+    return s;
+}
+
+/* ---- DeleteTable, UpdateTable, ListTables --------------------------------------------- */
+
+kura_status kura_delete_table(kura_db *db, const char *table_name,
+                              kura_table_description *desc_out)
+{
+    kura_status s = table_name_check(table_name, "tableName");
+    if (s != KURA_OK)
+        return s;
+    kura_table *t;
+    if (table_acquire(db, table_name, &t) != KURA_OK)
+        return kura_err(KURA_E_RESOURCE_NOT_FOUND,
+                        "Requested resource not found: Table: %s not found", table_name);
+    kura_table_description d;
+    if ((s = table_describe(db, t, &d)) != KURA_OK) {
+        table_release(t);
+        return s;
+    }
+    d.table_status = "DELETING";
+    kmutex_lock(&db->tables_mu);
+    if (t->deletion_protection) {
+        s = kura_err(KURA_E_INVALID, "Resource cannot be deleted as it is currently protected "
+                                     "against deletion. Disable deletion protection first.");
+    } else if (table_find_locked(db, table_name) != t) {
+        s = kura_err(KURA_E_RESOURCE_NOT_FOUND,
+                     "Requested resource not found: Table: %s not found", table_name);
+    } else if ((s = def_write(db, t, true)) == KURA_OK) {
+        table_list_remove_locked(db, t);
+        t->refs--;
+        while (t->refs > 0)
+            kcond_wait(&db->tables_cv, &db->tables_mu);
+    }
+    kmutex_unlock(&db->tables_mu);
+    if (s != KURA_OK) {
+        table_release(t);
+        kura_table_description_free(&d);
+        return s;
+    }
+    /* the definition is gone: a failed drop leaves an orphan tree, dropped at the next open */
+    kura_tree_drop(db, t->tree);
+    table_free(t);
+    *desc_out = d;
+    return KURA_OK;
+}
+
+kura_status kura_update_table(kura_db *db, const kura_update_table_req *req,
+                              kura_table_description *desc_out)
+{
+    kura_status s = table_name_check(req->table_name, "tableName");
+    if (s != KURA_OK)
+        return s;
+    if (!req->has_provisioned_throughput && req->billing_mode == KURA_BILLING_UNSET &&
+        !req->has_deletion_protection)
+        return kura_err(KURA_E_INVALID,
+                        "At least one of ProvisionedThroughput, BillingMode, "
+                        "UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification "
+                        "or ReplicaUpdates is required");
+    if (req->billing_mode == KURA_BILLING_PROVISIONED && !req->has_provisioned_throughput)
+        return kura_err(KURA_E_INVALID, "One or more parameter values were invalid: "
+                        "ProvisionedThroughput must be specified when BillingMode is "
+                        "PROVISIONED");
+    if (req->has_provisioned_throughput && req->read_capacity_units > CAPACITY_MAX)
+        return kura_err(KURA_E_INVALID, "Given value %" PRIu64
+                        " for ReadCapacityUnits is out of bounds", req->read_capacity_units);
+    if (req->has_provisioned_throughput && req->write_capacity_units > CAPACITY_MAX)
+        return kura_err(KURA_E_INVALID, "Given value %" PRIu64
+                        " for WriteCapacityUnits is out of bounds", req->write_capacity_units);
+    kura_table *t;
+    if (table_acquire(db, req->table_name, &t) != KURA_OK)
+        return kura_err(KURA_E_RESOURCE_NOT_FOUND,
+                        "Requested resource not found: Table: %s not found", req->table_name);
+    kmutex_lock(&db->tables_mu);
+    kura_table saved = *t; /* the settings, restored if the definition cannot be written */
+    kura_billing_mode mode = req->billing_mode != KURA_BILLING_UNSET ? req->billing_mode
+                                                                      : t->billing;
+    if (mode == KURA_BILLING_PAY_PER_REQUEST && req->has_provisioned_throughput) {
+        s = kura_err(KURA_E_INVALID, "One or more parameter values were invalid: Neither "
+                     "ReadCapacityUnits nor WriteCapacityUnits can be specified when "
+                     "BillingMode is PAY_PER_REQUEST");
+    } else if (mode == KURA_BILLING_PROVISIONED && t->billing == KURA_BILLING_PROVISIONED &&
+               req->has_provisioned_throughput && req->read_capacity_units == t->rcu &&
+               req->write_capacity_units == t->wcu && !req->has_deletion_protection) {
+        s = kura_err(KURA_E_INVALID,
+                     "The provisioned throughput for the table will not change. The requested "
+                     "value equals the current value. Current ReadCapacityUnits provisioned "
+                     "for the table: %" PRIu64 ". Requested ReadCapacityUnits: %" PRIu64 ". "
+                     "Current WriteCapacityUnits provisioned for the table: %" PRIu64 ". "
+                     "Requested WriteCapacityUnits: %" PRIu64 ". Refer to the Amazon DynamoDB "
+                     "Developer Guide for current limits and how to request higher limits.",
+                     t->rcu, req->read_capacity_units, t->wcu, req->write_capacity_units);
+    } else {
+        if (mode == KURA_BILLING_PAY_PER_REQUEST && t->billing != mode)
+            t->last_ppr = now_seconds();
+        if (mode == KURA_BILLING_PAY_PER_REQUEST)
+            t->rcu = t->wcu = 0;
+        if (req->has_provisioned_throughput) {
+            t->rcu = req->read_capacity_units;
+            t->wcu = req->write_capacity_units;
+        }
+        t->billing = mode;
+        if (req->has_deletion_protection)
+            t->deletion_protection = req->deletion_protection_enabled;
+        if ((s = def_write(db, t, false)) != KURA_OK) {
+            t->billing = saved.billing;
+            t->rcu = saved.rcu;
+            t->wcu = saved.wcu;
+            t->last_ppr = saved.last_ppr;
+            t->deletion_protection = saved.deletion_protection;
+        }
+    }
+    kmutex_unlock(&db->tables_mu);
+    if (s == KURA_OK)
+        s = table_describe(db, t, desc_out);
+    table_release(t);
+    return s;
+}
+
+static int str_ptr_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+kura_status kura_list_tables(kura_db *db, const char *exclusive_start_table_name,
+                             uint32_t limit, char ***names_out, size_t *count_out,
+                             char **last_evaluated_out)
+{
+    if (limit > 100)
+        return kura_err(KURA_E_INVALID,
+                        "1 validation error detected: Value '%u' at 'limit' failed to satisfy "
+                        "constraint: Member must have value less than or equal to 100",
+                        limit);
+    if (limit == 0)
+        limit = 100;
+    kmutex_lock(&db->tables_mu);
+    size_t n = db->ntables;
+    char **all = calloc(n ? n : 1, sizeof *all);
+    bool ok = all != NULL;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = (all[i] = strdup(db->tables[i]->name)) != NULL;
+    kmutex_unlock(&db->tables_mu);
+    if (!ok) {
+        kura_free_strings(all, n);
+        return kura_err(KURA_E_NOMEM, "ListTables: out of memory");
+    }
+    qsort(all, n, sizeof *all, str_ptr_cmp);
+    size_t first = 0;
+    while (exclusive_start_table_name && first < n &&
+           strcmp(all[first], exclusive_start_table_name) <= 0)
+        first++;
+    size_t count = n - first < limit ? n - first : limit;
+    char *last = NULL;
+    if (first + count < n && count > 0 && !(last = strdup(all[first + count - 1]))) {
+        kura_free_strings(all, n);
+        return kura_err(KURA_E_NOMEM, "ListTables: out of memory");
+    }
+    for (size_t i = 0; i < first; i++)
+        free(all[i]);
+    for (size_t i = first + count; i < n; i++)
+        free(all[i]);
+    memmove(all, all + first, count * sizeof *all);
+    *names_out = all;
+    *count_out = count;
+    *last_evaluated_out = last;
+    return KURA_OK;
+}
+
+void kura_free_strings(char **strs, size_t n)
+{
+    if (!strs)
+        return;
+    for (size_t i = 0; i < n; i++)
+        free(strs[i]);
+    free(strs);
+}

@@ -1,0 +1,15 @@
+#!/bin/sh
+# run_cli.sh - runs the scenario vectors (shared/scenarios) through the `kura` CLI on a fresh
+# temporary database directory, removed afterwards.
+#
+#   run_cli.sh KURA_BINARY SCENARIOS_DIR [run_scenarios.py options...]
+#
+# Each request runs as `KURA_BINARY --data DIR --relaxed exec OPERATION`; the runner prints
+# one FAIL line per failed step and ends with "N passed, M failed[, K skipped]".
+set -eu
+kura=$1
+scenarios=$2
+shift 2
+dir=$(mktemp -d "${TMPDIR:-/tmp}/kura-scenarios.XXXXXX")
+trap 'rm -rf "$dir"' EXIT INT TERM
+python3 "$scenarios/run_scenarios.py" --cli "$kura --data $dir/db --relaxed exec" "$@"
