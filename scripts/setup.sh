@@ -8,12 +8,12 @@
 set -euo pipefail
 
 what=${1:-build}
-pkgs=(build-essential cmake pkg-config liblz4-dev zlib1g-dev libxxhash-dev libjansson-dev libssl-dev)
+pkgs=(build-essential cmake pkg-config liblz4-dev zlib1g-dev libxxhash-dev libjansson-dev libssl-dev libmicrohttpd-dev)
 case "$what" in
   build) ;;
-  test)  pkgs+=(libcmocka-dev clang libclang-rt-14-dev python3) ;;
+  test)  pkgs+=(libcmocka-dev clang libclang-rt-14-dev python3 python3-pytest python3-boto3 awscli) ;;
   bench) pkgs+=(librocksdb-dev libleveldb-dev liblmdb-dev libsqlite3-dev) ;;
-  all)   pkgs+=(libcmocka-dev clang libclang-rt-14-dev python3
+  all)   pkgs+=(libcmocka-dev clang libclang-rt-14-dev python3 python3-pytest python3-boto3 awscli
                 librocksdb-dev libleveldb-dev liblmdb-dev libsqlite3-dev) ;;
   *) echo "usage: $0 [build|test|bench|all]" >&2; exit 2 ;;
 esac
