@@ -23,5 +23,10 @@ kura_status def_decode(const uint8_t *p, size_t len, kura_table *t);
 /* DynamoDB's checks of a table name parameter (`param` is its name in messages, e.g.
  * "tableName"): not null, 3..255 bytes of [a-zA-Z0-9_.-]. KURA_E_INVALID. */
 kura_status table_name_check(const char *name, const char *param);
+/* table_check.c: CreateTable's key schema / attribute definitions and billing checks. */
+kura_status table_check_schema(const kura_create_table_req *r);
+kura_status table_check_billing(const kura_create_table_req *r);
+/* The largest ReadCapacityUnits / WriteCapacityUnits DynamoDB accepts. */
+extern const uint64_t TABLE_CAPACITY_MAX;
 
 #endif

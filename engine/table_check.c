@@ -1,0 +1,149 @@
+/*
+ * table_check.c - DynamoDB's checks of the CreateTable and UpdateTable parameters kura
+ * implements: the table name, the key schema against the attribute definitions, the billing
+ * mode and throughput, with DynamoDB's messages (as dynalite reproduces them). Pure: no state.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/table_int.h"
+#include "util/status.h"
+
+enum { NAME_MIN = 3, NAME_MAX = 255, ATTR_NAME_MAX = 255 };
+const uint64_t TABLE_CAPACITY_MAX = 1000000000000ull;
+
+kura_status table_name_check(const char *name, const char *param)
+{
+    if (!name)
+        return kura_err(KURA_E_INVALID,
+                        "1 validation error detected: Value null at '%s' failed to satisfy "
+                        "constraint: Member must not be null",
+                        param);
+    size_t n = strlen(name);
+    if (n < NAME_MIN || n > NAME_MAX)
+        return kura_err(KURA_E_INVALID,
+                        "1 validation error detected: Value '%s' at '%s' failed to satisfy "
+                        "constraint: Member must have length %s than or equal to %d",
+                        name, param, n < NAME_MIN ? "greater" : "less",
+                        n < NAME_MIN ? NAME_MIN : NAME_MAX);
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '.'))
+            return kura_err(KURA_E_INVALID,
+                            "1 validation error detected: Value '%s' at '%s' failed to satisfy "
+                            "constraint: Member must satisfy regular expression pattern: "
+                            "[a-zA-Z0-9_.-]+",
+                            name, param);
+    }
+    return KURA_OK;
+}
+
+kura_status table_check_billing(const kura_create_table_req *r)
+{
+    if (r->billing_mode == KURA_BILLING_PAY_PER_REQUEST) {
+        if (r->has_provisioned_throughput)
+            return kura_err(KURA_E_INVALID,
+                            "One or more parameter values were invalid: Neither "
+                            "ReadCapacityUnits nor WriteCapacityUnits can be specified when "
+                            "BillingMode is PAY_PER_REQUEST");
+        return KURA_OK;
+    }
+    if (!r->has_provisioned_throughput || !r->read_capacity_units || !r->write_capacity_units)
+        return kura_err(KURA_E_INVALID,
+                        "One or more parameter values were invalid: ReadCapacityUnits and "
+                        "WriteCapacityUnits must both be specified when BillingMode is "
+                        "PROVISIONED");
+    if (r->read_capacity_units > TABLE_CAPACITY_MAX)
+        return kura_err(KURA_E_INVALID, "Given value %" PRIu64
+                        " for ReadCapacityUnits is out of bounds", r->read_capacity_units);
+    if (r->write_capacity_units > TABLE_CAPACITY_MAX)
+        return kura_err(KURA_E_INVALID, "Given value %" PRIu64
+                        " for WriteCapacityUnits is out of bounds", r->write_capacity_units);
+    return KURA_OK;
+}
+
+/* "[a, b]" of the names, for DynamoDB's messages. */
+static void name_list(char *out, size_t cap, const char *const *names, size_t n)
+{
+    size_t off = (size_t)snprintf(out, cap, "[");
+    for (size_t i = 0; i < n && off < cap; i++)
+        off += (size_t)snprintf(out + off, cap - off, "%s%s", i ? ", " : "", names[i]);
+    if (off < cap)
+        snprintf(out + off, cap - off, "]");
+}
+
+kura_status table_check_schema(const kura_create_table_req *r)
+{
+    size_t nk = r->key_schema_count, nd = r->attribute_definitions_count;
+    if (nk < 1 || nk > 2 || !r->key_schema)
+        return kura_err(KURA_E_INVALID,
+                        "1 validation error detected: Value '%s' at 'keySchema' failed to "
+                        "satisfy constraint: Member must have length %s than or equal to %s",
+                        nk ? "[...]" : "[]", nk ? "less" : "greater", nk ? "2" : "1");
+    if (nd < 1 || !r->attribute_definitions)
+        return kura_err(KURA_E_INVALID,
+                        "1 validation error detected: Value null at 'attributeDefinitions' "
+                        "failed to satisfy constraint: Member must not be null");
+    const char *keys[2], *defs[64];
+    if (nd > 64)
+        return kura_err(KURA_E_INVALID, "One or more parameter values were invalid: Number of "
+                        "attributes in KeySchema does not exactly match number of attributes "
+                        "defined in AttributeDefinitions");
+    for (size_t i = 0; i < nk; i++) {
+        keys[i] = r->key_schema[i].attribute_name;
+        if (!keys[i] || !*keys[i] || strlen(keys[i]) > ATTR_NAME_MAX)
+            return kura_err(KURA_E_INVALID, "One or more parameter values were invalid: "
+                            "KeySchema attribute names must be 1-255 bytes");
+    }
+    for (size_t i = 0; i < nd; i++) {
+        defs[i] = r->attribute_definitions[i].attribute_name;
+        kura_type ty = r->attribute_definitions[i].attribute_type;
+        if (!defs[i] || !*defs[i] || strlen(defs[i]) > ATTR_NAME_MAX)
+            return kura_err(KURA_E_INVALID, "One or more parameter values were invalid: "
+                            "AttributeDefinitions attribute names must be 1-255 bytes");
+        if (ty != KURA_S && ty != KURA_N && ty != KURA_B)
+            return kura_err(KURA_E_INVALID,
+                            "1 validation error detected: Value '%s' at "
+                            "'attributeDefinitions.%zu.member.attributeType' failed to satisfy "
+                            "constraint: Member must satisfy enum value set: [B, N, S]",
+                            val_type_name(ty), i + 1);
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(defs[i], defs[j]))
+                return kura_err(KURA_E_INVALID, "Cannot have two attributes with the same name");
+    }
+    if (nk > nd)
+        return kura_err(KURA_E_INVALID,
+                        "Invalid KeySchema: Some index key attribute have no definition");
+    for (size_t i = 0; i < nk; i++) {
+        bool defined = false;
+        for (size_t j = 0; j < nd && !defined; j++)
+            defined = !strcmp(keys[i], defs[j]);
+        if (!defined) {
+            char kl[600], dl[4096];
+            name_list(kl, sizeof kl, keys, nk);
+            name_list(dl, sizeof dl, defs, nd);
+            return kura_err(KURA_E_INVALID,
+                            "One or more parameter values were invalid: Some index key "
+                            "attributes are not defined in AttributeDefinitions. Keys: %s, "
+                            "AttributeDefinitions: %s",
+                            kl, dl);
+        }
+    }
+    if (nk == 2 && !strcmp(keys[0], keys[1]))
+        return kura_err(KURA_E_INVALID, "Both the Hash Key and the Range Key element in the "
+                                        "KeySchema have the same name");
+    if (r->key_schema[0].range)
+        return kura_err(KURA_E_INVALID,
+                        "Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
+    if (nk == 2 && !r->key_schema[1].range)
+        return kura_err(KURA_E_INVALID,
+                        "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type");
+    if (nk != nd)
+        return kura_err(KURA_E_INVALID,
+                        "One or more parameter values were invalid: Number of attributes in "
+                        "KeySchema does not exactly match number of attributes defined in "
+                        "AttributeDefinitions");
+    return KURA_OK;
+}
