@@ -5,7 +5,8 @@
  * How a request runs (execute.c): parse the body (jansson) -> pass 1, types
  * (SerializationException) -> pass 2, constraints (ValidationException) -> the operation's
  * run(): legacy_rewrite(), the remaining structural checks in DynamoDB's order, decoding into
- * the kura.h request struct, the C API call, and encoding the result into c->resp.
+ * the kura.h request struct, the C API call, and writing the response's members into c->out
+ * (json_write.c: JSON text written directly, exactly as json_dumps would print it).
  *
  * Error messages: DynamoDB's messages can be longer than kura_last_error()'s buffer (a
  * validation message with 10 violations, a set rendered in full), so api/ keeps its own
@@ -21,6 +22,7 @@
 #include "api/schema.h"
 #include "engine/model/value.h"
 #include "kura.h"
+#include "util/buf.h"
 
 /* Records the message (also into kura_last_error(), truncated) and returns `s`. */
 kura_status api_err(kura_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -33,9 +35,11 @@ const char *api_err_msg(void);
 typedef struct api_call {
     kura_db *db;
     const char *op;
-    json_t *req;  /* the request body after passes 1 and 2 (owned by kura_execute) */
-    json_t *resp; /* the response object, {} on entry (owned by kura_execute) */
-    json_t *item; /* ConditionalCheckFailedException's "Item", set by the operation */
+    json_t *req;      /* the request body after passes 1 and 2 (owned by kura_execute) */
+    kbuf out;         /* the response object so far: "{" on entry, then the members written
+                       * by the api_out_* helpers; kura_execute closes it (owned by it) */
+    kura_value *item; /* ConditionalCheckFailedException's "Item", handed over by the
+                       * operation (owned by kura_execute) */
 } api_call;
 
 typedef struct api_op {
@@ -59,10 +63,30 @@ extern const api_op api_op_batch_get_item, api_op_batch_write_item; /* req_batch
 kura_status jv_decode(const json_t *v, kura_value *dst);
 /* Decodes a Map<AttributeValue> (an item or key) into a new M value (*out on success). */
 kura_status jv_decode_map(const json_t *obj, kura_value **out);
-/* DynamoDB JSON of a value ({"S": "x"}) / of a map as an item ({"a": {...}}). New
- * reference, or NULL when out of memory (or for a string that is not UTF-8). */
-json_t *jv_encode(const kura_value *v);
-json_t *jv_encode_map(const kura_value *m);
+
+/* ---- Writing JSON (json_write.c) ----------------------------------------------------------- */
+
+/* Each appends to b the text json_dumps(JSON_COMPACT | JSON_REAL_PRECISION(15)) prints for
+ * the same JSON. Failures go through api_err: KURA_E_NOMEM, or KURA_E_INVALID for a string
+ * that is not UTF-8 (which jansson cannot print either), a non-finite real or an empty value;
+ * b then holds a partial text. */
+kura_status jw_string(kbuf *b, const char *s, size_t n);
+/* A NUL-terminated message as a JSON string, bytes that are not UTF-8 written as U+FFFD. */
+kura_status jw_message(kbuf *b, const char *s);
+kura_status jw_int(kbuf *b, int64_t v);
+kura_status jw_real(kbuf *b, double d);
+/* Any jansson value (printed by json_dumps). */
+kura_status jw_json(kbuf *b, const json_t *v);
+/* DynamoDB JSON of a value ({"S":"x"}) / of a map as an item ({"a":{...}}, attributes in
+ * the map's order, which is name order). */
+kura_status jw_value(kbuf *b, const kura_value *v);
+kura_status jw_item(kbuf *b, const kura_value *m);
+/* Text appended as it is (a literal such as "true" or "{"). */
+kura_status jw_raw(kbuf *b, const char *text);
+/* ',' unless b is empty or ends with '{' or '[' (the start of an object or array). */
+kura_status jw_sep(kbuf *b);
+/* jw_sep, then "key": */
+kura_status jw_key(kbuf *b, const char *key, size_t len);
 
 /* ---- Request helpers (req_common.c) ------------------------------------------------------- */
 
@@ -90,12 +114,16 @@ kura_expression_attributes api_expr_attrs(const api_expr *e);
 /* Decodes the Map<AttributeValue> member `name` (NULL when absent) into *out. */
 kura_status api_map_member(const json_t *obj, const char *name, kura_value **out);
 
-/* obj[key] = v (v's reference is taken, also on failure). KURA_E_NOMEM if v is NULL. */
-kura_status api_set(json_t *obj, const char *key, json_t *v);
+/* Members of the response (c->out), in the order DynamoDB prints them. api_out_json takes
+ * v's reference (also on failure); KURA_E_NOMEM if v is NULL. */
+kura_status api_out_json(api_call *c, const char *key, json_t *v);
+kura_status api_out_item(api_call *c, const char *key, const kura_value *m);
+kura_status api_out_int(api_call *c, const char *key, int64_t v);
 /* The ConsumedCapacity object of one table: {"TableName", "CapacityUnits"[, "Table"]}. */
-json_t *api_capacity_json(const kura_consumed_capacity *cc, kura_return_capacity mode);
-/* resp.ConsumedCapacity = that object, when cc is present. */
-kura_status api_put_capacity(json_t *resp, const kura_consumed_capacity *cc,
+kura_status api_write_capacity(kbuf *b, const kura_consumed_capacity *cc,
+                               kura_return_capacity mode);
+/* "ConsumedCapacity": that object, when cc is present and asked for. */
+kura_status api_out_capacity(api_call *c, const kura_consumed_capacity *cc,
                              kura_return_capacity mode);
 /* The whole-item size check DynamoDB makes while validating a request. */
 kura_status api_check_item_size(const kura_value *item);

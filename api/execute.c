@@ -92,52 +92,55 @@ static kura_status run(api_call *c, const char *operation, const char *json, siz
     if (s != KURA_OK) return s;
     *type_out = NULL;
     if ((s = api_check_constraints(c->req, op->schema)) != KURA_OK) return s;
-    if (!(c->resp = json_object())) return API_NOMEM();
+    /* room for a typical item response at once, rather than growing from 64 bytes */
+    if (!kbuf_reserve(&c->out, 1024)) return API_NOMEM();
+    if ((s = jw_raw(&c->out, "{")) != KURA_OK) return s;
     return op->run(c);
 }
 
-static kura_status error_body(api_call *c, const char *type, json_t **body_out)
+/* The error body, in place of whatever the operation wrote. */
+static kura_status error_body(api_call *c, const char *type, const char *msg)
 {
-    json_t *body = json_object();
-    char *full = NULL;
-    if (!body || asprintf(&full, TYPE_PREFIX "%s", type) < 0 ||
-        json_object_set_new(body, "__type", json_string(full)) != 0 ||
-        json_object_set_new(body, "message", json_string(api_err_msg())) != 0 ||
-        (c->item && json_object_set(body, "Item", c->item) != 0)) {
-        free(full);
-        json_decref(body);
-        return KURA_E_NOMEM;
+    kbuf_clear(&c->out);
+    kura_status s = jw_raw(&c->out, "{\"__type\":\"" TYPE_PREFIX);
+    if (s == KURA_OK) s = jw_raw(&c->out, type);
+    if (s == KURA_OK) s = jw_raw(&c->out, "\",\"message\":");
+    if (s == KURA_OK) s = jw_message(&c->out, msg);
+    if (s == KURA_OK && c->item) {
+        s = jw_raw(&c->out, ",\"Item\":");
+        if (s == KURA_OK) s = jw_item(&c->out, c->item);
     }
-    free(full);
-    *body_out = body;
-    return KURA_OK;
+    return s;
 }
 
 kura_status kura_execute(kura_db *db, const char *operation, const char *json, size_t len,
                          char **out, size_t *out_len)
 {
-    api_call c = {db, NULL, NULL, NULL, NULL};
+    api_call c = {db, NULL, NULL, KBUF_INIT, NULL};
     const char *type = NULL;
     exec_error_type = NULL;
     kura_status s = run(&c, operation, json, len, &type);
-    json_t *body = c.resp;
+    json_decref(c.req);
+    bool written = true;
     if (s != KURA_OK) {
         exec_error_type = type ? type : error_type(s);
-        body = NULL;
-        if (error_body(&c, exec_error_type, &body) != KURA_OK) {
-            json_decref(c.resp);
-            json_decref(c.req);
-            json_decref(c.item);
-            return kura_err(KURA_E_NOMEM, "out of memory");
+        /* the message is copied: a failure to print the Item replaces api_err_msg(), and an
+         * Item that cannot be printed is left out rather than losing the error */
+        char *msg = strdup(api_err_msg());
+        written = msg && error_body(&c, exec_error_type, msg) == KURA_OK;
+        if (msg && !written && c.item) {
+            kura_value_free(c.item);
+            c.item = NULL;
+            written = error_body(&c, exec_error_type, msg) == KURA_OK;
         }
-        json_decref(c.resp);
+        free(msg);
     }
-    char *text = json_dumps(body, JSON_COMPACT | JSON_REAL_PRECISION(15));
-    json_decref(body);
-    json_decref(c.req);
-    json_decref(c.item);
-    if (!text) return kura_err(KURA_E_NOMEM, "out of memory");
-    *out = text;
-    *out_len = strlen(text);
+    kura_value_free(c.item);
+    if (!written || !kbuf_append(&c.out, "}", 2)) { /* the closing brace and the NUL */
+        kbuf_free(&c.out);
+        return kura_err(KURA_E_NOMEM, "out of memory");
+    }
+    *out = (char *)c.out.data;
+    *out_len = c.out.len - 1;
     return s;
 }

@@ -1,7 +1,7 @@
 /*
  * json_value.c - This file contains DynamoDB JSON <-> kura_value: the decoder used by every
- * operation (after the type pass of schema.c), the encoder of responses, and the public
- * kura_value_from_json / kura_value_to_json of kura.h.
+ * operation (after the type pass of schema.c), and the public kura_value_from_json /
+ * kura_value_to_json of kura.h.
  *
  * Decoding checks each attribute value as DynamoDB's request validation does (dynalite's
  * validateAttributeValue, which copies DynamoDB's messages), in the same order: an empty
@@ -11,8 +11,8 @@
  * found by sorting (a set may hold 100,000 members), numbers compared numerically, strings
  * and binaries by bytes.
  *
- * Encoding writes numbers in canonical form ("1.50" comes back "1.5"), binaries as base64,
- * maps with their attributes in name order.
+ * Encoding (json_write.c) writes numbers in canonical form ("1.50" comes back "1.5"),
+ * binaries as base64, maps with their attributes in name order.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +42,7 @@ static kura_status decode_num(const json_t *s, kura_num *out)
 static kura_status decode_b64(const json_t *s, kura_value *dst, kura_type type)
 {
     size_t n = json_string_length(s);
-    unsigned char *raw = malloc(n / 4 * 3 + 1);
+    unsigned char small[1024], *raw = n / 4 * 3 + 1 <= sizeof small ? small : malloc(n / 4 * 3 + 1);
     if (!raw) return API_NOMEM();
     /* pass 1 made sure the text is canonical base64, so this cannot fail */
     int len = n ? EVP_DecodeBlock(raw, (const unsigned char *)json_string_value(s), (int)n) : 0;
@@ -53,7 +53,7 @@ static kura_status decode_b64(const json_t *s, kura_value *dst, kura_type type)
     kura_status st = len < 0 ? api_err(KURA_E_INVALID, "Invalid last non-pad Base64 character "
                                                        "dectected")
                              : val_set_bytes(dst, type, raw, (size_t)len);
-    free(raw);
+    if (raw != small) free(raw);
     return st == KURA_E_NOMEM ? API_NOMEM() : st;
 }
 
@@ -226,96 +226,6 @@ kura_status jv_decode_map(const json_t *obj, kura_value **out)
     return KURA_OK;
 }
 
-/* ---- Encoding ------------------------------------------------------------------------------ */
-
-static json_t *encode_b64(const kura_value *b)
-{
-    size_t n = b->u.bytes.len;
-    char *buf = malloc(4 * ((n + 2) / 3) + 1);
-    if (!buf) return NULL;
-    int len = EVP_EncodeBlock((unsigned char *)buf, b->u.bytes.p, (int)n);
-    json_t *s = json_stringn_nocheck(buf, (size_t)len);
-    free(buf);
-    return s;
-}
-
-static json_t *encode_scalar(const kura_value *v)
-{
-    char num[NUM_FORMAT_MAX + 1];
-    switch (v->type) {
-    case KURA_S:
-        return json_stringn((const char *)v->u.bytes.p, v->u.bytes.len);
-    case KURA_N:
-        return json_stringn_nocheck(num, num_format(&v->u.num, num, sizeof num));
-    case KURA_B:
-        return encode_b64(v);
-    default:
-        return NULL;
-    }
-}
-
-static json_t *encode_elements(const kura_value *v)
-{
-    json_t *arr = json_array();
-    for (uint32_t i = 0; arr && i < v->u.list.n; i++) {
-        const kura_value *e = &v->u.list.v[i];
-        json_t *j = v->type == KURA_L ? jv_encode(e) : encode_scalar(e);
-        if (json_array_append_new(arr, j) != 0) {
-            json_decref(arr);
-            return NULL;
-        }
-    }
-    return arr;
-}
-
-json_t *jv_encode_map(const kura_value *m)
-{
-    json_t *obj = json_object();
-    for (uint32_t i = 0; obj && i < m->u.map.n; i++) {
-        const kura_attr *a = &m->u.map.a[i];
-        if (json_object_setn_new(obj, a->name, a->name_len, jv_encode(&a->value)) != 0) {
-            json_decref(obj);
-            return NULL;
-        }
-    }
-    return obj;
-}
-
-json_t *jv_encode(const kura_value *v)
-{
-    json_t *inner;
-    const char *type = val_type_name((kura_type)v->type);
-    switch (v->type) {
-    case KURA_S:
-    case KURA_N:
-    case KURA_B:
-        inner = encode_scalar(v);
-        break;
-    case KURA_BOOL:
-        inner = json_boolean(v->u.boolean);
-        break;
-    case KURA_NULL:
-        inner = json_true();
-        break;
-    case KURA_M:
-        inner = jv_encode_map(v);
-        break;
-    case KURA_L:
-    case KURA_SS:
-    case KURA_NS:
-    case KURA_BS:
-        inner = encode_elements(v);
-        break;
-    default:
-        return NULL;
-    }
-    json_t *obj = inner ? json_object() : NULL;
-    if (obj && json_object_set_new_nocheck(obj, type, inner) == 0) return obj;
-    json_decref(obj);
-    json_decref(inner);
-    return NULL;
-}
-
 /* ---- The public functions of kura.h --------------------------------------------------------- */
 
 kura_status kura_value_from_json(const char *json, size_t len, bool item, kura_value **v_out)
@@ -350,14 +260,14 @@ kura_status kura_value_from_json(const char *json, size_t len, bool item, kura_v
 kura_status kura_value_to_json(const kura_value *v, bool item, char **json_out, size_t *len_out)
 {
     if (item && v->type != KURA_M) return kura_err(KURA_E_INVALID, "an item must be a map");
-    json_t *j = item ? jv_encode_map(v) : jv_encode(v);
-    if (!j)
-        return kura_err(v->type == 0 ? KURA_E_INVALID : KURA_E_NOMEM,
-                        v->type == 0 ? "the value is empty" : "out of memory");
-    char *s = json_dumps(j, JSON_COMPACT);
-    json_decref(j);
-    if (!s) return kura_err(KURA_E_NOMEM, "out of memory");
-    *json_out = s;
-    *len_out = strlen(s);
+    kbuf b = KBUF_INIT;
+    kura_status st = item ? jw_item(&b, v) : jw_value(&b, v);
+    if (st == KURA_OK && !kbuf_put_u8(&b, '\0')) st = API_NOMEM();
+    if (st != KURA_OK) {
+        kbuf_free(&b);
+        return st;
+    }
+    *json_out = (char *)b.data;
+    *len_out = b.len - 1;
     return KURA_OK;
 }

@@ -17,15 +17,27 @@
     "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the "    \
     "supported datatypes"
 
-static kura_status put_capacities(json_t *resp, const kura_consumed_capacity *const *cc, size_t n,
+static kura_status put_capacities(api_call *c, const kura_consumed_capacity *const *cc, size_t n,
                                   kura_return_capacity rcc)
 {
     if (rcc == KURA_CAPACITY_NONE) return KURA_OK;
-    json_t *arr = json_array();
-    for (size_t i = 0; arr && i < n; i++)
-        if (cc[i]->present && json_array_append_new(arr, api_capacity_json(cc[i], rcc)) != 0)
-            json_decref(arr), arr = NULL;
-    return api_set(resp, "ConsumedCapacity", arr);
+    kura_status s = jw_key(&c->out, "ConsumedCapacity", 16);
+    if (s == KURA_OK) s = jw_raw(&c->out, "[");
+    for (size_t i = 0; s == KURA_OK && i < n; i++)
+        if (cc[i]->present && (s = jw_sep(&c->out)) == KURA_OK)
+            s = api_write_capacity(&c->out, cc[i], rcc);
+    return s == KURA_OK ? jw_raw(&c->out, "]") : s;
+}
+
+/* A JSON array of the items (or keys) of list `l`. */
+static kura_status write_items(kbuf *b, const kura_value *l)
+{
+    kura_status s = jw_raw(b, "[");
+    for (size_t i = 0; s == KURA_OK && i < kura_value_count(l); i++) {
+        if (i) s = jw_raw(b, ",");
+        if (s == KURA_OK) s = jw_item(b, kura_value_at(l, i, NULL, NULL));
+    }
+    return s == KURA_OK ? jw_raw(b, "]") : s;
 }
 
 /* ---- BatchGetItem ---------------------------------------------------------------------- */
@@ -107,47 +119,52 @@ static kura_status decode_get_table(const char *name, const json_t *t, kura_batc
     return s;
 }
 
-/* UnprocessedKeys[table]: the keys plus the table's original parameters. */
-static json_t *unprocessed_entry(const json_t *orig, const kura_value *keys)
+/* UnprocessedKeys[table]: the table's original parameters, the keys in place of "Keys". */
+static kura_status write_unprocessed(kbuf *b, const json_t *orig, const kura_value *keys)
 {
-    json_t *entry = json_deep_copy(orig), *arr = json_array();
-    bool ok = entry && arr;
-    for (size_t i = 0; ok && i < kura_value_count(keys); i++)
-        ok = json_array_append_new(arr, jv_encode_map(kura_value_at(keys, i, NULL, NULL))) == 0;
-    if (ok && json_object_set(entry, "Keys", arr) == 0) {
-        json_decref(arr);
-        return entry;
+    const char *key;
+    const json_t *v;
+    bool keys_written = false;
+    kura_status s = jw_raw(b, "{");
+    json_object_foreach((json_t *)orig, key, v)
+    {
+        if (s == KURA_OK) s = jw_key(b, key, strlen(key));
+        if (s != KURA_OK) break;
+        keys_written = keys_written || strcmp(key, "Keys") == 0;
+        s = strcmp(key, "Keys") == 0 ? write_items(b, keys) : jw_json(b, v);
     }
-    json_decref(arr);
-    json_decref(entry);
-    return NULL;
+    if (s == KURA_OK && !keys_written && (s = jw_key(b, "Keys", 4)) == KURA_OK)
+        s = write_items(b, keys);
+    return s == KURA_OK ? jw_raw(b, "}") : s;
 }
 
+/* "Responses" (every table, also without items), "UnprocessedKeys", "ConsumedCapacity". */
 static kura_status put_batch_get(api_call *c, const get_state *g, const json_t *orig,
                                  kura_batch_get_res *res, kura_return_capacity rcc)
 {
-    json_t *responses = json_object(), *unprocessed = json_object();
-    kura_status s = api_set(c->resp, "Responses", responses);
-    if (s == KURA_OK)
-        s = api_set(c->resp, "UnprocessedKeys", unprocessed);
-    else
-        json_decref(unprocessed);
+    kura_status s = jw_key(&c->out, "Responses", 9);
+    if (s == KURA_OK) s = jw_raw(&c->out, "{");
+    for (size_t i = 0; s == KURA_OK && i < g->n; i++) {
+        const char *name = g->tables[i].table_name;
+        s = jw_key(&c->out, name, strlen(name));
+        if (s == KURA_OK) s = write_items(&c->out, res->tables[i].items);
+    }
+    if (s == KURA_OK) s = jw_raw(&c->out, "}");
+    if (s == KURA_OK) s = jw_key(&c->out, "UnprocessedKeys", 15);
+    if (s == KURA_OK) s = jw_raw(&c->out, "{");
     const kura_consumed_capacity *cc[g->n ? g->n : 1];
     for (size_t i = 0; s == KURA_OK && i < g->n; i++) {
         const kura_batch_get_table_res *t = &res->tables[i];
         const char *name = g->tables[i].table_name;
-        json_t *items = json_array();
-        for (size_t j = 0; items && j < kura_value_count(t->items); j++)
-            if (json_array_append_new(items,
-                                      jv_encode_map(kura_value_at(t->items, j, NULL, NULL))) != 0)
-                json_decref(items), items = NULL;
-        s = api_set(responses, name, items);
-        if (s == KURA_OK && kura_value_count(t->unprocessed_keys) > 0)
-            s = api_set(unprocessed, name,
-                        unprocessed_entry(json_object_get(orig, name), t->unprocessed_keys));
+        if (kura_value_count(t->unprocessed_keys) > 0) {
+            s = jw_key(&c->out, name, strlen(name));
+            if (s == KURA_OK)
+                s = write_unprocessed(&c->out, json_object_get(orig, name), t->unprocessed_keys);
+        }
         cc[i] = &t->consumed_capacity;
     }
-    if (s == KURA_OK) s = put_capacities(c->resp, cc, g->n, rcc);
+    if (s == KURA_OK) s = jw_raw(&c->out, "}");
+    if (s == KURA_OK) s = put_capacities(c, cc, g->n, rcc);
     return s;
 }
 
@@ -265,12 +282,13 @@ static kura_status run_batch_write(api_call *c)
         kura_batch_write_res res = {NULL, 0};
         s = api_engine(kura_batch_write_item(c->db, &req, &res));
         if (s == KURA_OK) {
-            s = api_set(c->resp, "UnprocessedItems", json_object());
+            s = jw_key(&c->out, "UnprocessedItems", 16);
+            if (s == KURA_OK) s = jw_raw(&c->out, "{}");
             const kura_consumed_capacity *cc[res.consumed_capacity_count + 1];
             for (size_t i = 0; i < res.consumed_capacity_count; i++)
                 cc[i] = &res.consumed_capacity[i];
             if (s == KURA_OK)
-                s = put_capacities(c->resp, cc, res.consumed_capacity_count,
+                s = put_capacities(c, cc, res.consumed_capacity_count,
                                    req.return_consumed_capacity);
             kura_batch_write_res_free(&res);
         }

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "api/api_int.h"
@@ -15,7 +16,22 @@
 
 /* ---- Errors ------------------------------------------------------------------------------ */
 
-static _Thread_local char *api_msg;
+/* The full message of the last error on this thread (kura_last_error() keeps 512 bytes), in
+ * a thread-specific slot whose destructor frees it when the thread exits (a server's worker
+ * threads come and go). */
+static pthread_key_t api_msg_key;
+static pthread_once_t api_msg_once = PTHREAD_ONCE_INIT;
+
+static void api_msg_key_make(void)
+{
+    pthread_key_create(&api_msg_key, free);
+}
+
+static char *api_msg_get(void)
+{
+    pthread_once(&api_msg_once, api_msg_key_make);
+    return pthread_getspecific(api_msg_key);
+}
 
 kura_status api_err(kura_status s, const char *fmt, ...)
 {
@@ -24,9 +40,11 @@ kura_status api_err(kura_status s, const char *fmt, ...)
     va_start(ap, fmt);
     int n = vasprintf(&m, fmt, ap);
     va_end(ap);
-    free(api_msg);
-    api_msg = n < 0 ? NULL : m;
-    kura_err(s, "%s", api_msg ? api_msg : "out of memory");
+    free(api_msg_get());
+    if (n < 0)
+        m = NULL;
+    pthread_setspecific(api_msg_key, m);
+    kura_err(s, "%s", m ? m : "out of memory");
     return s;
 }
 
@@ -37,7 +55,8 @@ kura_status api_engine(kura_status s)
 
 const char *api_err_msg(void)
 {
-    return api_msg ? api_msg : kura_last_error();
+    const char *m = api_msg_get();
+    return m ? m : kura_last_error();
 }
 
 /* ---- Schema pieces ------------------------------------------------------------------------- */
@@ -275,34 +294,45 @@ kura_status api_check_item_size(const kura_value *item)
 
 /* ---- Responses ---------------------------------------------------------------------------- */
 
-kura_status api_set(json_t *obj, const char *key, json_t *v)
+kura_status api_out_json(api_call *c, const char *key, json_t *v)
 {
-    if (!v || json_object_set_new(obj, key, v) != 0) return API_NOMEM();
-    return KURA_OK;
+    kura_status s = v ? jw_key(&c->out, key, strlen(key)) : API_NOMEM();
+    if (s == KURA_OK) s = jw_json(&c->out, v);
+    json_decref(v);
+    return s;
 }
 
-json_t *api_capacity_json(const kura_consumed_capacity *cc, kura_return_capacity mode)
+kura_status api_out_item(api_call *c, const char *key, const kura_value *m)
 {
-    json_t *o = json_object();
-    if (!o) return NULL;
-    bool ok = json_object_set_new(o, "TableName",
-                                  json_string(cc->table_name ? cc->table_name : "")) == 0 &&
-              json_object_set_new(o, "CapacityUnits", json_real(cc->capacity_units)) == 0;
-    if (ok && mode == KURA_CAPACITY_INDEXES) {
-        json_t *t = json_object();
-        ok = t && json_object_set_new(t, "CapacityUnits", json_real(cc->table_capacity_units)) == 0;
-        ok = json_object_set_new(o, "Table", t) == 0 && ok;
-    }
-    if (!ok) {
-        json_decref(o);
-        return NULL;
-    }
-    return o;
+    kura_status s = jw_key(&c->out, key, strlen(key));
+    return s == KURA_OK ? jw_item(&c->out, m) : s;
 }
 
-kura_status api_put_capacity(json_t *resp, const kura_consumed_capacity *cc,
+kura_status api_out_int(api_call *c, const char *key, int64_t v)
+{
+    kura_status s = jw_key(&c->out, key, strlen(key));
+    return s == KURA_OK ? jw_int(&c->out, v) : s;
+}
+
+kura_status api_write_capacity(kbuf *b, const kura_consumed_capacity *cc, kura_return_capacity mode)
+{
+    const char *name = cc->table_name ? cc->table_name : "";
+    kura_status s = jw_raw(b, "{\"TableName\":");
+    if (s == KURA_OK) s = jw_string(b, name, strlen(name));
+    if (s == KURA_OK) s = jw_raw(b, ",\"CapacityUnits\":");
+    if (s == KURA_OK) s = jw_real(b, cc->capacity_units);
+    if (s == KURA_OK && mode == KURA_CAPACITY_INDEXES) {
+        s = jw_raw(b, ",\"Table\":{\"CapacityUnits\":");
+        if (s == KURA_OK) s = jw_real(b, cc->table_capacity_units);
+        if (s == KURA_OK) s = jw_raw(b, "}");
+    }
+    return s == KURA_OK ? jw_raw(b, "}") : s;
+}
+
+kura_status api_out_capacity(api_call *c, const kura_consumed_capacity *cc,
                              kura_return_capacity mode)
 {
     if (!cc->present || mode == KURA_CAPACITY_NONE) return KURA_OK;
-    return api_set(resp, "ConsumedCapacity", api_capacity_json(cc, mode));
+    kura_status s = jw_key(&c->out, "ConsumedCapacity", 16);
+    return s == KURA_OK ? api_write_capacity(&c->out, cc, mode) : s;
 }

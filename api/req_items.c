@@ -43,11 +43,13 @@ static kura_status finish_write(api_call *c, kura_status s, kura_write_result *r
 {
     if (s != KURA_OK) {
         s = api_engine(s);
-        if (s == KURA_E_CONDITION_FAILED && res->item && !(c->item = jv_encode_map(res->item)))
-            s = API_NOMEM();
+        if (s == KURA_E_CONDITION_FAILED && res->item) {
+            c->item = res->item;
+            res->item = NULL;
+        }
     } else {
-        if (res->attributes) s = api_set(c->resp, "Attributes", jv_encode_map(res->attributes));
-        if (s == KURA_OK) s = api_put_capacity(c->resp, &res->consumed_capacity, rcc);
+        if (res->attributes) s = api_out_item(c, "Attributes", res->attributes);
+        if (s == KURA_OK) s = api_out_capacity(c, &res->consumed_capacity, rcc);
     }
     kura_write_result_free(res);
     return s;
@@ -128,9 +130,9 @@ static kura_status run_get(api_call *c)
         };
         kura_get_item_res res = {0};
         s = api_engine(kura_get_item(c->db, &req, &res));
-        if (s == KURA_OK && res.item) s = api_set(c->resp, "Item", jv_encode_map(res.item));
+        if (s == KURA_OK && res.item) s = api_out_item(c, "Item", res.item);
         if (s == KURA_OK)
-            s = api_put_capacity(c->resp, &res.consumed_capacity, req.return_consumed_capacity);
+            s = api_out_capacity(c, &res.consumed_capacity, req.return_consumed_capacity);
         kura_get_item_res_free(&res);
     }
     api_expr_free(&e);

@@ -41,19 +41,19 @@ static kura_status put_page(api_call *c, kura_page *p, kura_return_capacity rcc)
 {
     kura_status s = KURA_OK;
     if (p->items) {
-        json_t *arr = json_array();
-        for (size_t i = 0; arr && i < kura_value_count(p->items); i++)
-            if (json_array_append_new(arr, jv_encode_map(kura_value_at(p->items, i, NULL, NULL))) !=
-                0)
-                json_decref(arr), arr = NULL;
-        s = api_set(c->resp, "Items", arr);
+        s = jw_key(&c->out, "Items", 5);
+        if (s == KURA_OK) s = jw_raw(&c->out, "[");
+        for (size_t i = 0; s == KURA_OK && i < kura_value_count(p->items); i++) {
+            if (i) s = jw_raw(&c->out, ",");
+            if (s == KURA_OK) s = jw_item(&c->out, kura_value_at(p->items, i, NULL, NULL));
+        }
+        if (s == KURA_OK) s = jw_raw(&c->out, "]");
     }
-    if (s == KURA_OK) s = api_set(c->resp, "Count", json_integer((json_int_t)p->count));
-    if (s == KURA_OK)
-        s = api_set(c->resp, "ScannedCount", json_integer((json_int_t)p->scanned_count));
+    if (s == KURA_OK) s = api_out_int(c, "Count", (int64_t)p->count);
+    if (s == KURA_OK) s = api_out_int(c, "ScannedCount", (int64_t)p->scanned_count);
     if (s == KURA_OK && p->last_evaluated_key)
-        s = api_set(c->resp, "LastEvaluatedKey", jv_encode_map(p->last_evaluated_key));
-    if (s == KURA_OK) s = api_put_capacity(c->resp, &p->consumed_capacity, rcc);
+        s = api_out_item(c, "LastEvaluatedKey", p->last_evaluated_key);
+    if (s == KURA_OK) s = api_out_capacity(c, &p->consumed_capacity, rcc);
     kura_page_free(p);
     return s;
 }

@@ -198,7 +198,7 @@ static json_t *desc_json(const kura_table_description *d)
 static kura_status put_desc(api_call *c, const char *key, kura_status s, kura_table_description *d)
 {
     if (s != KURA_OK) return api_engine(s);
-    s = api_set(c->resp, key, desc_json(d));
+    s = api_out_json(c, key, desc_json(d));
     kura_table_description_free(d);
     return s;
 }
@@ -330,8 +330,8 @@ static kura_status run_list(api_call *c)
     json_t *arr = json_array();
     for (size_t i = 0; arr && i < n; i++)
         if (json_array_append_new(arr, json_string(names[i])) != 0) json_decref(arr), arr = NULL;
-    s = api_set(c->resp, "TableNames", arr);
-    if (s == KURA_OK && last) s = api_set(c->resp, "LastEvaluatedTableName", json_string(last));
+    s = api_out_json(c, "TableNames", arr);
+    if (s == KURA_OK && last) s = api_out_json(c, "LastEvaluatedTableName", json_string(last));
     kura_free_strings(names, n);
     kura_free(last);
     return s;

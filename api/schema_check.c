@@ -7,7 +7,9 @@
  * order, for each the checks in the order not null, pattern, enum, length, range, map keys,
  * map values, then the members; at most 10 violations are collected. A violation names its
  * path: members start lower case, list positions count from 1 ("keySchema.1.member.keyType"),
- * map entries use their key ("requestItems.T.member.keys").
+ * map entries use their key ("requestItems.T.member.keys"). A path is a chain of steps on
+ * the stack, rendered only when a violation is reported, and attribute values (which have no
+ * constraints) are not walked at all, so a valid request costs no allocation here.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 
 #include "api/api_int.h"
 #include "api/schema.h"
+#include "util/buf.h"
 
 /* ---- Pass 2: constraints ------------------------------------------------------------------ */
 
@@ -61,17 +64,44 @@ char *api_value_str(const json_t *v)
     return buf;
 }
 
-static void add_error(errlist *e, const char *path, const json_t *data, const char *msg)
+/* Where a value is in the request, one step per level, rendered only for a message:
+ * "keySchema.1.member.keyType" (members with their first letter lower-cased, list positions
+ * from 1, map keys as they are). */
+typedef struct path {
+    const struct path *parent;
+    const char *member; /* a member name, or NULL */
+    const char *key;    /* a map key, or NULL (then the step is list position `index`) */
+    size_t index;
+} path;
+
+static bool render_path(const path *p, kbuf *b)
+{
+    if (p->parent && (!render_path(p->parent, b) || !kbuf_put_u8(b, '.'))) return false;
+    if (p->member) {
+        char c = p->member[0] >= 'A' && p->member[0] <= 'Z' ? (char)(p->member[0] - 'A' + 'a')
+                                                            : p->member[0];
+        return kbuf_put_u8(b, (uint8_t)c) && kbuf_append(b, p->member + 1, strlen(p->member + 1));
+    }
+    if (p->key) return kbuf_append(b, p->key, strlen(p->key));
+    char num[24];
+    int n = snprintf(num, sizeof num, "%zu", p->index);
+    return kbuf_append(b, num, (size_t)n);
+}
+
+static void add_error(errlist *e, const path *at, const json_t *data, const char *msg)
 {
     if (e->n >= MAX_ERRORS) return;
+    kbuf where = KBUF_INIT;
     char *val = data ? api_value_str(data) : strdup("null");
     char *m = NULL;
-    if (!val || asprintf(&m, "Value %s%s%s at '%s' failed to satisfy constraint: %s",
-                         data ? "'" : "", val, data ? "'" : "", path, msg) < 0) {
+    if (!val || !render_path(at, &where) || !kbuf_put_u8(&where, '\0') ||
+        asprintf(&m, "Value %s%s%s at '%s' failed to satisfy constraint: %s", data ? "'" : "", val,
+                 data ? "'" : "", (const char *)where.data, msg) < 0) {
         e->nomem = true;
         m = NULL;
     }
     free(val);
+    kbuf_free(&where);
     if (m) e->msg[e->n++] = m;
 }
 
@@ -99,16 +129,16 @@ static double json_num(const json_t *v)
     return json_is_integer(v) ? (double)json_integer_value(v) : json_number_value(v);
 }
 
-static void check_field(const char *parent, const char *attr, const json_t *data,
+static void check_field(const path *parent, const char *attr, const json_t *data,
                         const api_field *f, errlist *e);
 
-static void check_fields(const char *parent, const json_t *obj, const api_field *fields, errlist *e)
+static void check_fields(const path *parent, const json_t *obj, const api_field *fields, errlist *e)
 {
     for (const api_field *f = fields; f->name; f++)
         check_field(parent, f->name, json_object_get(obj, f->name), f, e);
 }
 
-static void check_enum(const char *path, const json_t *data, const api_field *f, errlist *e)
+static void check_enum(const path *at, const json_t *data, const api_field *f, errlist *e)
 {
     for (const char *const *v = f->enums; *v; v++)
         if (json_is_string(data) && strcmp(*v, json_string_value(data)) == 0) return;
@@ -118,21 +148,23 @@ static void check_enum(const char *path, const json_t *data, const api_field *f,
         off += (size_t)snprintf(set + off, sizeof set - off, "%s%s", v == f->enums ? "" : ", ", *v);
     char msg[600];
     snprintf(msg, sizeof msg, "Member must satisfy enum value set: [%s]", set);
-    add_error(e, path, data, msg);
+    add_error(e, at, data, msg);
 }
 
-static void check_map_members(const char *path, const json_t *data, const api_field *f, errlist *e)
+static void check_map_members(const path *at, const json_t *data, const api_field *f, errlist *e)
 {
     const char *key;
     const json_t *val;
-    json_object_foreach((json_t *)data, key, val)
-    {
-        size_t klen = strlen(key), units = api_utf16_len(key, klen);
-        if ((f->flags & AF_KEYS_NAME) && (units < 3 || units > 255 || !name_ok(key, klen)))
-            add_error(e, path, data,
-                      "Map keys must satisfy constraint: [Member must have length less than or "
-                      "equal to 255, Member must have length greater than or equal to "
-                      "3, " API_MSG_NAME_PATTERN "]");
+    if (f->flags & AF_KEYS_NAME) {
+        json_object_foreach((json_t *)data, key, val)
+        {
+            size_t klen = strlen(key), units = api_utf16_len(key, klen);
+            if (units < 3 || units > 255 || !name_ok(key, klen))
+                add_error(e, at, data,
+                          "Map keys must satisfy constraint: [Member must have length less than "
+                          "or equal to 255, Member must have length greater than or equal to "
+                          "3, " API_MSG_NAME_PATTERN "]");
+        }
     }
     if (!f->values_max_len) return;
     json_object_foreach((json_t *)data, key, val)
@@ -144,51 +176,39 @@ static void check_map_members(const char *path, const json_t *data, const api_fi
                      "Map value must satisfy constraint: [Member must have length less than or "
                      "equal to %u, Member must have length greater than or equal to %u]",
                      f->values_max_len, f->values_min_len);
-            add_error(e, path, data, msg);
+            add_error(e, at, data, msg);
         }
     }
 }
 
-static void check_children(const char *path, const json_t *data, const api_field *f, errlist *e)
+static void check_children(const path *at, const json_t *data, const api_field *f, errlist *e)
 {
-    char *sub = NULL;
     if (f->type == AT_LIST || f->type == AT_PLIST) {
+        if (f->elem->flags & AF_ATTR) return; /* attribute values have no constraints */
         for (size_t i = 0; i < json_array_size(data) && e->n < MAX_ERRORS; i++) {
-            if (asprintf(&sub, "%s.%zu", path, i + 1) < 0) {
-                e->nomem = true;
-                return;
-            }
-            check_field(sub, "member", json_array_get(data, i), f->elem, e);
-            free(sub);
+            path sub = {at, NULL, NULL, i + 1};
+            check_field(&sub, "member", json_array_get(data, i), f->elem, e);
         }
     } else if (f->type == AT_MAP || f->type == AT_PMAP) {
+        if (f->elem->flags & AF_ATTR) return;
         const char *key;
         const json_t *val;
         json_object_foreach((json_t *)data, key, val)
         {
             if (e->n >= MAX_ERRORS) break;
-            if (asprintf(&sub, "%s.%s", path, key) < 0) {
-                e->nomem = true;
-                return;
-            }
-            check_field(sub, "member", val, f->elem, e);
-            free(sub);
+            path sub = {at, NULL, key, 0};
+            check_field(&sub, "member", val, f->elem, e);
         }
     } else if (f->type == AT_VSTRUCT || f->type == AT_FSTRUCT) {
-        check_fields(path, data, f->fields, e);
+        check_fields(at, data, f->fields, e);
     }
 }
 
-static void check_field(const char *parent, const char *attr, const json_t *data,
+static void check_field(const path *parent, const char *attr, const json_t *data,
                         const api_field *f, errlist *e)
 {
     if (e->n >= MAX_ERRORS || (f->flags & AF_ATTR)) return;
-    char *path = NULL;
-    if (asprintf(&path, "%s%s%c%s", parent ? parent : "", parent ? "." : "",
-                 attr[0] >= 'A' && attr[0] <= 'Z' ? attr[0] - 'A' + 'a' : attr[0], attr + 1) < 0) {
-        e->nomem = true;
-        return;
-    }
+    path at = {parent, attr, NULL, 0};
     char msg[128];
     /* A null list element or map value where a structure belongs is reported like a missing
      * required member (the operations rely on structures being present). */
@@ -196,35 +216,33 @@ static void check_field(const char *parent, const char *attr, const json_t *data
                      f->type == AT_PLIST || f->type == AT_MAP || f->type == AT_PMAP;
     bool is_member = strcmp(attr, "member") == 0;
     if (((f->flags & AF_NOT_NULL) || (is_member && structure)) && (!data || json_is_null(data)))
-        add_error(e, path, NULL, "Member must not be null");
-    if (!data || json_is_null(data)) goto out;
+        add_error(e, &at, NULL, "Member must not be null");
+    if (!data || json_is_null(data)) return;
     if ((f->flags & AF_NAME) && !name_ok(json_string_value(data), json_string_length(data)))
-        add_error(e, path, data, API_MSG_NAME_PATTERN);
-    if (f->enums) check_enum(path, data, f, e);
+        add_error(e, &at, data, API_MSG_NAME_PATTERN);
+    if (f->enums) check_enum(&at, data, f, e);
     if (f->min_len && json_len(data) < f->min_len) {
         snprintf(msg, sizeof msg, "Member must have length greater than or equal to %u",
                  f->min_len);
-        add_error(e, path, data, msg);
+        add_error(e, &at, data, msg);
     }
     if (f->max_len && json_len(data) > f->max_len) {
         snprintf(msg, sizeof msg, "Member must have length less than or equal to %u", f->max_len);
-        add_error(e, path, data, msg);
+        add_error(e, &at, data, msg);
     }
     if ((f->flags & AF_MIN) && json_num(data) < (double)f->min) {
         snprintf(msg, sizeof msg, "Member must have value greater than or equal to %lld",
                  (long long)f->min);
-        add_error(e, path, data, msg);
+        add_error(e, &at, data, msg);
     }
     if ((f->flags & AF_MAX) && json_num(data) > (double)f->max) {
         snprintf(msg, sizeof msg, "Member must have value less than or equal to %lld",
                  (long long)f->max);
-        add_error(e, path, data, msg);
+        add_error(e, &at, data, msg);
     }
     if (json_is_object(data) && (f->type == AT_MAP || f->type == AT_PMAP))
-        check_map_members(path, data, f, e);
-    check_children(path, data, f, e);
-out:
-    free(path);
+        check_map_members(&at, data, f, e);
+    check_children(&at, data, f, e);
 }
 
 kura_status api_check_constraints(json_t *req, const api_field *fields)

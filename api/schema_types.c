@@ -16,8 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-
 #include "api/api_int.h"
 
 #define MSG_START_OF_STRUCT "Start of structure or map found where not expected"
@@ -129,7 +127,30 @@ static kura_status check_integer(json_t *v, const char *java, json_t **repl)
     return (*repl = json_integer(i)) ? KURA_OK : api_err(KURA_E_NOMEM, "out of memory");
 }
 
-/* A Blob must be canonical base64: decoding and re-encoding gives the same text. */
+/* 1 + the value of each base64 character; 0 for the others. */
+static const uint8_t b64_value[256] = {
+    ['A'] = 1,  ['B'] = 2,  ['C'] = 3,  ['D'] = 4,  ['E'] = 5,  ['F'] = 6,  ['G'] = 7,  ['H'] = 8,
+    ['I'] = 9,  ['J'] = 10, ['K'] = 11, ['L'] = 12, ['M'] = 13, ['N'] = 14, ['O'] = 15, ['P'] = 16,
+    ['Q'] = 17, ['R'] = 18, ['S'] = 19, ['T'] = 20, ['U'] = 21, ['V'] = 22, ['W'] = 23, ['X'] = 24,
+    ['Y'] = 25, ['Z'] = 26, ['a'] = 27, ['b'] = 28, ['c'] = 29, ['d'] = 30, ['e'] = 31, ['f'] = 32,
+    ['g'] = 33, ['h'] = 34, ['i'] = 35, ['j'] = 36, ['k'] = 37, ['l'] = 38, ['m'] = 39, ['n'] = 40,
+    ['o'] = 41, ['p'] = 42, ['q'] = 43, ['r'] = 44, ['s'] = 45, ['t'] = 46, ['u'] = 47, ['v'] = 48,
+    ['w'] = 49, ['x'] = 50, ['y'] = 51, ['z'] = 52, ['0'] = 53, ['1'] = 54, ['2'] = 55, ['3'] = 56,
+    ['4'] = 57, ['5'] = 58, ['6'] = 59, ['7'] = 60, ['8'] = 61, ['9'] = 62, ['+'] = 63, ['/'] = 64,
+};
+
+/* Whether s[0..n) is all base64 characters (a table, not branches: blobs are long and random). */
+static bool b64_chars(const unsigned char *s, size_t n)
+{
+    uint8_t missing = 0;
+    for (size_t i = 0; i < n; i++)
+        missing |= (uint8_t)(b64_value[s[i]] == 0);
+    return missing == 0;
+}
+
+/* A Blob must be canonical base64: decoding and re-encoding gives the same text, that is,
+ * only the alphabet, at most two '=' and only at the end, and the bits below the last
+ * character's share of the last byte all zero. */
 static kura_status check_blob(const json_t *v)
 {
     if (json_is_boolean(v) || json_is_number(v))
@@ -137,54 +158,63 @@ static kura_status check_blob(const json_t *v)
     if (json_is_object(v)) return ser("%s", MSG_START_OF_STRUCT);
     if (json_is_array(v))
         return ser("%s", "Unrecognized collection type class java.nio.ByteBuffer");
-    const char *s = json_string_value(v);
+    const unsigned char *s = (const unsigned char *)json_string_value(v);
     size_t n = json_string_length(v);
-    size_t units = api_utf16_len(s, n);
+    size_t pad = n < 4 || n % 4 || s[n - 1] != '=' ? 0 : s[n - 2] != '=' ? 1 : 2;
+    bool ok = b64_chars(s, n - pad); /* also: all ASCII, so n UTF-16 units */
+    size_t units = ok ? n : api_utf16_len((const char *)s, n);
     if (units % 4)
         return api_err(KURA_E_INVALID,
                        "Base64 encoded length is expected a multiple of 4 bytes but found: %zu",
                        units);
-    if (n == 0) return KURA_OK;
-    unsigned char *raw = malloc(n / 4 * 3 + 1), *again = malloc(n + 1);
-    kura_status s_out = KURA_OK;
-    if (!raw || !again) {
-        s_out = api_err(KURA_E_NOMEM, "out of memory");
-    } else {
-        int rawlen = strlen(s) == n ? EVP_DecodeBlock(raw, (const unsigned char *)s, (int)n) : -1;
-        if (rawlen >= 0) {
-            rawlen -= (s[n - 1] == '=') + (n >= 2 && s[n - 2] == '=');
-            int len2 = rawlen >= 0 ? EVP_EncodeBlock(again, raw, rawlen) : -1;
-            if (len2 != (int)n || memcmp(again, s, n) != 0) rawlen = -1;
-        }
-        if (rawlen < 0) s_out = ser("%s", "Invalid last non-pad Base64 character dectected");
-    }
-    free(raw);
-    free(again);
-    return s_out;
+    if (ok && pad) ok = ((b64_value[s[n - pad - 1]] - 1) & (pad == 1 ? 0x3 : 0xF)) == 0;
+    return ok || n == 0 ? KURA_OK : ser("%s", "Invalid last non-pad Base64 character dectected");
 }
 
 static kura_status check_value(json_t *v, const api_field *f, json_t **repl);
 
+/* The largest field table (Query's has 17 members). */
+#define MAX_FIELDS 32
+
+/* The position of member `key` in `fields`, or -1 when it is not one of them. */
+static int field_index(const api_field *fields, const char *key, size_t key_len)
+{
+    for (int i = 0; fields[i].name; i++)
+        if (fields[i].name[0] == key[0] && strncmp(fields[i].name, key, key_len) == 0 &&
+            fields[i].name[key_len] == '\0')
+            return i;
+    return -1;
+}
+
 /* Removes unknown and null members, then checks the known ones in table order. */
 static kura_status check_struct(json_t *obj, const api_field *fields)
 {
+    json_t *present[MAX_FIELDS];
+    int nfields = 0;
+    while (fields[nfields].name)
+        nfields++;
+    if (nfields > MAX_FIELDS)
+        return api_err(KURA_E_INVALID, "internal: a request structure has more than %d members",
+                       MAX_FIELDS);
+    memset(present, 0, (size_t)nfields * sizeof present[0]);
     const char *key;
     size_t key_len;
     json_t *val;
     void *tmp;
     json_object_keylen_foreach_safe(obj, tmp, key, key_len, val)
     {
-        bool known = false;
-        for (const api_field *f = fields; f->name && !known; f++)
-            known = strlen(f->name) == key_len && memcmp(f->name, key, key_len) == 0;
-        if (!known || json_is_null(val)) json_object_deln(obj, key, key_len);
+        int i = key_len ? field_index(fields, key, key_len) : -1;
+        if (i < 0 || json_is_null(val))
+            json_object_deln(obj, key, key_len);
+        else
+            present[i] = val;
     }
-    for (const api_field *f = fields; f->name; f++) {
-        json_t *v = json_object_get(obj, f->name), *repl = NULL;
-        if (!v) continue;
-        kura_status s = check_value(v, f, &repl);
+    for (int i = 0; i < nfields; i++) {
+        json_t *repl = NULL;
+        if (!present[i]) continue;
+        kura_status s = check_value(present[i], &fields[i], &repl);
         if (s != KURA_OK) return s;
-        if (repl && json_object_set_new(obj, f->name, repl) != 0)
+        if (repl && json_object_set_new(obj, fields[i].name, repl) != 0)
             return api_err(KURA_E_NOMEM, "out of memory");
     }
     return KURA_OK;

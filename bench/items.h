@@ -26,8 +26,7 @@
 
 #include "bench/bench.h"
 #include "bench/engine.h"
-
-#define BENCH_ITEMS_PER_PK 20
+#include "bench/item_fields.h"
 
 typedef struct bench_idb bench_idb;
 
@@ -47,15 +46,5 @@ typedef struct bench_item_api {
 kura_status bench_items_run(const struct bench_workload *wl, const bench_engine *e,
                             const bench_config *cfg, uint32_t repeat, const char *dir,
                             bench_run *run_out);
-
-/* The attributes of item `index`, shared by the three ways so that they store the same
- * items: fills the strings into the caller's buffers. */
-typedef struct bench_item_fields {
-    char pk[17], sk[16], name[48], email[56], city[24], zip[24], tag[3][24];
-    char price[48];
-    uint8_t data[224];
-    bool active;
-} bench_item_fields;
-void bench_item_fields_make(uint64_t index, bench_item_fields *f);
 
 #endif

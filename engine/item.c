@@ -319,9 +319,10 @@ static kura_status get_check(const kura_get_item_req *req, item_exprs *ex)
     return s;
 }
 
-/* Reads the item (into a new heap value, or NULL if absent) and its full size. */
+/* Reads the item (into a new heap value, or NULL if absent) and, when `want_bytes`, its full
+ * size (0 otherwise). */
 static kura_status get_read(kura_table *t, const kbuf *key, const item_exprs *ex,
-                            kura_value **item_out, size_t *bytes_out)
+                            bool want_bytes, kura_value **item_out, size_t *bytes_out)
 {
     kura_value item = {0};
     bool found = false;
@@ -332,7 +333,7 @@ static kura_status get_read(kura_table *t, const kbuf *key, const item_exprs *ex
         *bytes_out = 0;
         return s;
     }
-    *bytes_out = val_item_size(&item);
+    *bytes_out = want_bytes ? val_item_size(&item) : 0;
     if (ex->proj) {
         kura_value proj = {0};
         s = expr_project(ex->proj, &item, &proj);
@@ -362,7 +363,8 @@ kura_status kura_get_item(kura_db *db, const kura_get_item_req *req, kura_get_it
     if (s == KURA_OK)
         s = item_check_projection_keys(t, ex.proj);
     if (s == KURA_OK)
-        s = get_read(t, &key, &ex, &res.item, &bytes);
+        s = get_read(t, &key, &ex, req->return_consumed_capacity != KURA_CAPACITY_NONE,
+                     &res.item, &bytes);
     if (s == KURA_OK && req->return_consumed_capacity != KURA_CAPACITY_NONE)
         s = capacity_fill(&res.consumed_capacity, req->return_consumed_capacity, t->name,
                           capacity_read_units(bytes, req->consistent_read), true);

@@ -5,8 +5,9 @@
  * it, applies the UpdateExpression to a copy (or, when the item does not exist, to a new item
  * holding only the key: UpdateItem creates missing items), checks the result (400 KB: "Item
  * size to update has exceeded the maximum allowed size"; nesting and sets via val_validate)
- * and writes it. expr_apply_update may leave its target half-updated on error, which is why
- * it works on a copy: a failed update writes nothing. Without an UpdateExpression an existing
+ * and writes it. expr_apply_update may leave its target half-updated on error, so it works on
+ * a value that is not written then: a copy of the old item when ReturnValues needs the old
+ * one, else the old item itself (moved, no copy); either way a failed update writes nothing. Without an UpdateExpression an existing
  * item is left as it is and a missing one is created with its key only.
  *
  * ReturnValues: ALL_OLD and ALL_NEW return the whole item before / after; UPDATED_OLD and
@@ -48,11 +49,17 @@ static kura_status check_key_untouched(const kura_table *t, const expr_update *u
     return KURA_OK;
 }
 
-/* The new item: a copy of the old one (or of the key) with the update applied and checked. */
-static kura_status update_build(const item_exprs *ex, const kura_value *key,
-                                const kura_value *old, bool found, kura_value *neu)
+/* The new item: the old one (or a copy of the key) with the update applied and checked. The
+ * old item is copied only when `keep_old` (the caller still needs it); otherwise it is moved
+ * into *neu and *old is left empty, which saves a copy of every item updated. */
+static kura_status update_build(const item_exprs *ex, const kura_value *key, kura_value *old,
+                                bool found, bool keep_old, kura_value *neu)
 {
-    kura_status s = val_copy(neu, found ? old : key);
+    kura_status s = KURA_OK;
+    if (found && !keep_old)
+        val_move(neu, old);
+    else
+        s = val_copy(neu, found ? old : key);
     if (s != KURA_OK)
         return kura_err(KURA_E_NOMEM, "out of memory");
     if (ex->update)
@@ -99,18 +106,23 @@ static kura_status update_return(kura_return_values rv, const expr_update *u, ku
     return KURA_OK;
 }
 
-/* The locked part: read, condition, build, write. */
+/* The locked part: read, condition, build, write. *old_bytes_out is the old item's size when
+ * capacity is returned (measured before the update may consume the old item). */
 static kura_status update_locked(kura_table *t, const kbuf *key, const kura_update_item_req *req,
                                  const item_exprs *ex, kura_value *old, bool *found,
-                                 kura_value *neu)
+                                 kura_value *neu, size_t *old_bytes_out)
 {
+    bool keep_old = req->return_values == KURA_RETURN_ALL_OLD ||
+                    req->return_values == KURA_RETURN_UPDATED_OLD;
     kmutex *mu = table_item_lock(t, key->data, key->len);
     kmutex_lock(mu);
     kura_status s = table_read(t, NULL, key->data, key->len, old, found);
     if (s == KURA_OK && ex->cond && !expr_eval_condition(ex->cond, *found ? old : NULL))
         s = kura_err(KURA_E_CONDITION_FAILED, "The conditional request failed");
+    if (s == KURA_OK && *found && req->return_consumed_capacity != KURA_CAPACITY_NONE)
+        *old_bytes_out = val_item_size(old);
     if (s == KURA_OK)
-        s = update_build(ex, req->key, old, *found, neu);
+        s = update_build(ex, req->key, old, *found, keep_old, neu);
     /* an existing item without an UpdateExpression is unchanged: nothing to write */
     if (s == KURA_OK && (ex->update || !*found))
         s = table_write(t, key->data, key->len, neu);
@@ -129,6 +141,7 @@ kura_status kura_update_item(kura_db *db, const kura_update_item_req *req,
     kbuf key = KBUF_INIT;
     kura_value old = {0}, neu = {0};
     bool found = false;
+    size_t old_bytes = 0;
     kura_write_result res = {0};
     s = table_acquire(db, req->table_name, &t);
     if (s == KURA_OK)
@@ -136,7 +149,7 @@ kura_status kura_update_item(kura_db *db, const kura_update_item_req *req,
     if (s == KURA_OK)
         s = check_key_untouched(t, ex.update);
     if (s == KURA_OK)
-        s = update_locked(t, &key, req, &ex, &old, &found, &neu);
+        s = update_locked(t, &key, req, &ex, &old, &found, &neu, &old_bytes);
     if (s == KURA_E_CONDITION_FAILED) {
         if (found && req->return_values_on_condition_check_failure == KURA_RETURN_ALL_OLD &&
             !(res.item = item_value_take(&old)))
@@ -146,7 +159,7 @@ kura_status kura_update_item(kura_db *db, const kura_update_item_req *req,
         goto out;
     }
     if (s == KURA_OK && req->return_consumed_capacity != KURA_CAPACITY_NONE) {
-        size_t old_bytes = found ? val_item_size(&old) : 0, new_bytes = val_item_size(&neu);
+        size_t new_bytes = val_item_size(&neu);
         s = capacity_fill(&res.consumed_capacity, req->return_consumed_capacity, t->name,
                           capacity_write_units(old_bytes > new_bytes ? old_bytes : new_bytes),
                           false);

@@ -8,6 +8,7 @@
  */
 #include "engine/table.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,17 +76,55 @@ kura_status table_read(kura_table *t, const kura_read_options *ro, const uint8_t
     return s;
 }
 
+/* One reusable encoding buffer per thread keeps item writes free of allocation (kura_put
+ * copies the bytes); freed at thread exit, and dropped after an item larger than
+ * ENC_BUF_KEEP so that one large item does not pin its size for the thread's life. */
+enum { ENC_BUF_KEEP = 16 * 1024 };
+static pthread_key_t enc_key;
+static pthread_once_t enc_once = PTHREAD_ONCE_INIT;
+static bool enc_key_ok;
+
+static void enc_buf_free(void *p)
+{
+    kbuf_free(p);
+    free(p);
+}
+
+static void enc_key_make(void)
+{
+    enc_key_ok = pthread_key_create(&enc_key, enc_buf_free) == 0;
+}
+
+/* The thread's buffer, empty; NULL when there is none (the caller uses a local one). */
+static kbuf *enc_buf(void)
+{
+    pthread_once(&enc_once, enc_key_make);
+    if (!enc_key_ok)
+        return NULL;
+    kbuf *b = pthread_getspecific(enc_key);
+    if (!b && (b = calloc(1, sizeof *b)) != NULL && pthread_setspecific(enc_key, b) != 0) {
+        free(b);
+        b = NULL;
+    }
+    if (b)
+        kbuf_clear(b);
+    return b;
+}
+
 kura_status table_write(kura_table *t, const uint8_t *skey, size_t len, const kura_value *item)
 {
     kura_status s;
     if (!item) {
         s = kura_delete(t->tree, NULL, skey, len);
     } else {
-        kbuf b = KBUF_INIT;
-        s = val_encode(item, &b);
+        kbuf local = KBUF_INIT, *b = enc_buf();
+        if (!b)
+            b = &local;
+        s = val_encode(item, b);
         if (s == KURA_OK)
-            s = kura_put(t->tree, NULL, skey, len, b.data, b.len);
-        kbuf_free(&b);
+            s = kura_put(t->tree, NULL, skey, len, b->data, b->len);
+        if (b == &local || b->cap > ENC_BUF_KEEP)
+            kbuf_free(b);
     }
     if (s == KURA_OK)
         atomic_fetch_add_explicit(&t->writes, 1, memory_order_relaxed);

@@ -16,6 +16,9 @@
  * the encoded value; so decoding and re-encoding gives back the same bytes, which the fuzz
  * target (tests/fuzz/item_codec_fuzz.c) checks. The decoder never reads past `len`, bounds
  * every count by the bytes left before allocating, and recurses at most VAL_MAX_DEPTH times.
+ * It checks and measures the whole value first and then builds it packed (value.h, "Storage":
+ * one allocation for the arrays, names and bytes of the item), so a decoded item costs one
+ * malloc and one free however many attributes it has.
  */
 #include "engine/model/value.h"
 
@@ -95,10 +98,19 @@ kura_status val_encode(const kura_value *v, kbuf *out)
     return st;
 }
 
-/* ---- Decoding ---------------------------------------------------------------------------- */
+/* ---- Decoding ----------------------------------------------------------------------------
+ *
+ * Two passes (pack.c): the first checks every byte and measures the packed value, the second
+ * re-reads the now trusted bytes into one block allocated with the measured size. */
+
+/* Numbers the first pass keeps for the second, which then need not decode them again. */
+#define DEC_NUMS_KEPT 8
 
 typedef struct dec_state {
     const uint8_t *base, *p, *end;
+    uint32_t nums; /* numbers seen so far (pass 1: decoded; pass 2: filled) */
+    kura_num kept[DEC_NUMS_KEPT];
+    uint8_t kept_len[DEC_NUMS_KEPT]; /* their encoded lengths (at most NUM_KEY_MAX) */
 } dec_state;
 
 static kura_status dec_corrupt(const dec_state *d, const char *what)
@@ -106,10 +118,15 @@ static kura_status dec_corrupt(const dec_state *d, const char *what)
     return kura_err(KURA_E_CORRUPTION, "item: %s at byte %zu", what, (size_t)(d->p - d->base));
 }
 
-/* A minimal varint no larger than `max`. */
-static kura_status dec_uint(dec_state *d, uint64_t max, uint64_t *v_out, const char *what)
+/* A minimal varint no larger than `max`. A single byte below 0x80 (every length and count of
+ * a typical item) is always minimal. */
+static inline kura_status dec_uint(dec_state *d, uint64_t max, uint64_t *v_out, const char *what)
 {
     uint64_t v;
+    if (d->p < d->end && *d->p < 0x80 && *d->p <= max) {
+        *v_out = *d->p++;
+        return KURA_OK;
+    }
     const uint8_t *q = dec_varint64(d->p, d->end, &v);
     if (!q || (size_t)(q - d->p) != varint_len(v) || v > max) return dec_corrupt(d, what);
     d->p = q;
@@ -120,7 +137,7 @@ static kura_status dec_uint(dec_state *d, uint64_t max, uint64_t *v_out, const c
 /* Element count of a container whose elements take at least `min_bytes` each. */
 static kura_status dec_count(dec_state *d, size_t min_bytes, uint32_t *n_out)
 {
-    uint64_t n;
+    uint64_t n = 0;
     kura_status st = dec_uint(d, UINT32_MAX, &n, "bad element count");
     if (st != KURA_OK) return st;
     if (n > (size_t)(d->end - d->p) / min_bytes)
@@ -130,9 +147,9 @@ static kura_status dec_count(dec_state *d, size_t min_bytes, uint32_t *n_out)
 }
 
 /* A varint length and that many bytes: *p_out points into the input. */
-static kura_status dec_span(dec_state *d, const uint8_t **p_out, uint32_t *len_out)
+static inline kura_status dec_span(dec_state *d, const uint8_t **p_out, uint32_t *len_out)
 {
-    uint64_t len;
+    uint64_t len = 0;
     kura_status st = dec_uint(d, UINT32_MAX - 1, &len, "bad length");
     if (st != KURA_OK) return st;
     if (len > (size_t)(d->end - d->p)) return dec_corrupt(d, "truncated bytes");
@@ -142,133 +159,260 @@ static kura_status dec_span(dec_state *d, const uint8_t **p_out, uint32_t *len_o
     return KURA_OK;
 }
 
-static kura_status dec_bytes(dec_state *d, kura_type type, kura_value *dst)
+/* ---- Pass 1: check and measure ---- */
+
+/* A set member as its bytes in the input: an SS/BS member's bytes, an NS member's encoding.
+ * Encodings are canonical, so two members are equal exactly when their spans are. */
+typedef struct dec_member {
+    const uint8_t *p;
+    uint32_t len;
+} dec_member;
+
+/* Sets at most this large are checked for duplicates pairwise, larger ones by sorting. */
+#define DEC_SET_PAIRWISE_MAX 16
+
+static int dec_member_cmp(const void *x, const void *y)
 {
-    const uint8_t *p = NULL;
-    uint32_t len = 0;
-    kura_status st = dec_span(d, &p, &len);
-    return st != KURA_OK ? st : val_set_bytes(dst, type, p, len);
+    const dec_member *a = x, *b = y;
+    int c = memcmp(a->p, b->p, a->len < b->len ? a->len : b->len);
+    return c != 0 ? c : (a->len > b->len) - (a->len < b->len);
 }
 
-static kura_status dec_num(dec_state *d, kura_value *dst)
+static bool dec_has_dup(dec_member *m, uint32_t n)
+{
+    if (n > DEC_SET_PAIRWISE_MAX) {
+        qsort(m, n, sizeof *m, dec_member_cmp);
+        for (uint32_t i = 1; i < n; i++)
+            if (dec_member_cmp(&m[i - 1], &m[i]) == 0) return true;
+        return false;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = i + 1; j < n; j++)
+            if (dec_member_cmp(&m[i], &m[j]) == 0) return true;
+    return false;
+}
+
+static kura_status chk_num(dec_state *d)
 {
     kura_num n;
     size_t used;
     if (num_key_decode(d->p, (size_t)(d->end - d->p), &n, &used) != KURA_OK)
         return dec_corrupt(d, "bad number");
     d->p += used;
-    val_set_num(dst, &n);
+    if (d->nums < DEC_NUMS_KEPT) {
+        d->kept[d->nums] = n;
+        d->kept_len[d->nums] = (uint8_t)used;
+    }
+    d->nums++;
     return KURA_OK;
 }
 
-static kura_status dec_value(dec_state *d, int level, kura_value *dst);
+static kura_status chk_value(dec_state *d, int level, val_pack_size *sz);
 
-static kura_status dec_map(dec_state *d, int level, kura_value *dst)
+static kura_status chk_map(dec_state *d, int level, val_pack_size *sz)
 {
     uint32_t n = 0;
     kura_status st = dec_count(d, 2, &n);
-    if (st != KURA_OK) return st;
-    val_init_container(dst, KURA_M);
-    if (n == 0) return KURA_OK;
-    if (!(dst->u.map.a = calloc(n, sizeof *dst->u.map.a)))
-        return kura_err(KURA_E_NOMEM, "out of memory");
-    dst->u.map.cap = n;
+    if (st != KURA_OK || n == 0) return st;
+    sz->arr += (size_t)n * sizeof(kura_attr);
+    sz->refs++;
+    const uint8_t *prev = NULL;
+    uint32_t prev_len = 0;
     for (uint32_t i = 0; i < n; i++) {
-        kura_attr *a = &dst->u.map.a[i];
-        const uint8_t *name = NULL;
+        const uint8_t *name = NULL, *at = d->p;
         uint32_t len = 0;
-        const uint8_t *at = d->p;
         if ((st = dec_span(d, &name, &len)) != KURA_OK) return st;
         if (i > 0) {
-            const kura_attr *prev = a - 1;
-            int c = memcmp(prev->name, name, prev->name_len < len ? prev->name_len : len);
-            if (c > 0 || (c == 0 && prev->name_len >= len)) {
+            int c = memcmp(prev, name, prev_len < len ? prev_len : len);
+            if (c > 0 || (c == 0 && prev_len >= len)) {
                 d->p = at; /* report the offset of the offending name */
                 return dec_corrupt(d, "map names not in ascending order");
             }
         }
-        if (!(a->name = malloc((size_t)len + 1))) return kura_err(KURA_E_NOMEM, "out of memory");
-        memcpy(a->name, name, len);
-        a->name[len] = 0;
-        a->name_len = len;
-        dst->u.map.n = i + 1;
-        if ((st = dec_value(d, level + 1, &a->value)) != KURA_OK) return st;
+        prev = name;
+        prev_len = len;
+        sz->str += (size_t)len + 1;
+        if ((st = chk_value(d, level + 1, sz)) != KURA_OK) return st;
     }
     return KURA_OK;
 }
 
+/* The members of an SS, NS or BS into m[0..n). */
+static kura_status chk_members(dec_state *d, kura_type type, uint32_t n, dec_member *m,
+                               val_pack_size *sz)
+{
+    kura_status st = KURA_OK;
+    for (uint32_t i = 0; i < n && st == KURA_OK; i++) {
+        m[i].p = d->p;
+        if (type == KURA_NS) {
+            st = chk_num(d);
+            m[i].len = (uint32_t)(d->p - m[i].p);
+        } else {
+            st = dec_span(d, &m[i].p, &m[i].len);
+            sz->str += (size_t)m[i].len + 1;
+            sz->refs++;
+        }
+    }
+    return st;
+}
+
 /* L, SS, NS, BS: `n` elements, each a tagged value (L) or a bare member of the set's type. */
-static kura_status dec_list(dec_state *d, kura_type type, int level, kura_value *dst)
+static kura_status chk_list(dec_state *d, kura_type type, int level, val_pack_size *sz)
 {
     uint32_t n = 0;
     kura_status st = dec_count(d, 1, &n);
     if (st != KURA_OK) return st;
-    val_init_container(dst, type);
     if (n == 0 && type != KURA_L) return dec_corrupt(d, "empty set");
     if (n == 0) return KURA_OK;
-    if (!(dst->u.list.v = calloc(n, sizeof *dst->u.list.v)))
-        return kura_err(KURA_E_NOMEM, "out of memory");
-    dst->u.list.cap = n;
-    for (uint32_t i = 0; i < n; i++) {
-        kura_value *e = &dst->u.list.v[i];
-        dst->u.list.n = i + 1; /* owned from here: a partly decoded element is cleared too */
-        if (type == KURA_L)
-            st = dec_value(d, level + 1, e);
-        else if (type == KURA_NS)
-            st = dec_num(d, e);
-        else
-            st = dec_bytes(d, type == KURA_SS ? KURA_S : KURA_B, e);
-        if (st != KURA_OK) return st;
+    sz->arr += (size_t)n * sizeof(kura_value);
+    sz->refs++;
+    if (type == KURA_L) {
+        for (uint32_t i = 0; i < n && st == KURA_OK; i++)
+            st = chk_value(d, level + 1, sz);
+        return st;
     }
-    if (type != KURA_L && val_validate(dst) != KURA_OK)
-        return dec_corrupt(d, "duplicate set members");
-    return KURA_OK;
+    dec_member small[DEC_SET_PAIRWISE_MAX];
+    dec_member *m = n <= DEC_SET_PAIRWISE_MAX ? small : malloc((size_t)n * sizeof *m);
+    if (!m) return kura_err(KURA_E_NOMEM, "out of memory");
+    st = chk_members(d, type, n, m, sz);
+    if (st == KURA_OK && dec_has_dup(m, n)) st = dec_corrupt(d, "duplicate set members");
+    if (m != small) free(m);
+    return st;
 }
 
-/* Decodes one value at container level `level` into dst (empty). On failure dst may hold a
- * partly built value: the caller clears it. */
-static kura_status dec_value(dec_state *d, int level, kura_value *dst)
+/* Checks one value at container level `level` (the outermost value is level 1). */
+static kura_status chk_value(dec_state *d, int level, val_pack_size *sz)
 {
     if (d->p == d->end) return dec_corrupt(d, "truncated value");
     uint8_t tag = *d->p++;
+    const uint8_t *p = NULL;
+    uint32_t len = 0;
+    kura_status st;
     switch (tag) {
     case KURA_S:
     case KURA_B:
-        return dec_bytes(d, (kura_type)tag, dst);
+        st = dec_span(d, &p, &len);
+        sz->str += (size_t)len + 1;
+        sz->refs++;
+        return st;
     case KURA_N:
-        return dec_num(d, dst);
+        return chk_num(d);
     case KURA_BOOL:
         if (d->p == d->end || *d->p > 1) return dec_corrupt(d, "bad boolean");
-        val_set_bool(dst, *d->p++ == 1);
+        d->p++;
         return KURA_OK;
     case KURA_NULL:
-        val_set_null(dst);
         return KURA_OK;
     case KURA_M:
     case KURA_L:
         if (level > VAL_MAX_DEPTH) return dec_corrupt(d, "nesting too deep");
-        return tag == KURA_M ? dec_map(d, level, dst) : dec_list(d, KURA_L, level, dst);
+        return tag == KURA_M ? chk_map(d, level, sz) : chk_list(d, KURA_L, level, sz);
     case KURA_SS:
     case KURA_NS:
     case KURA_BS:
-        return dec_list(d, (kura_type)tag, level, dst);
+        return chk_list(d, (kura_type)tag, level, sz);
     default:
         d->p--;
         return dec_corrupt(d, "unknown type tag");
     }
 }
 
+/* ---- Pass 2: fill (the bytes are known good) ---- */
+
+static inline uint32_t fill_uint(dec_state *d)
+{
+    uint64_t v = 0;
+    if (*d->p < 0x80) return *d->p++;
+    d->p = dec_varint64(d->p, d->end, &v);
+    return (uint32_t)v;
+}
+
+static inline void fill_bytes(dec_state *d, val_pack *pk, kura_type type, kura_value *dst)
+{
+    uint32_t len = fill_uint(d);
+    val_pack_bytes(pk, dst, type, d->p, len);
+    d->p += len;
+}
+
+static void fill_num(dec_state *d, kura_value *dst)
+{
+    kura_num n;
+    size_t used = 0;
+    if (d->nums < DEC_NUMS_KEPT) {
+        n = d->kept[d->nums];
+        used = d->kept_len[d->nums];
+    } else {
+        num_key_decode(d->p, (size_t)(d->end - d->p), &n, &used);
+    }
+    d->nums++;
+    d->p += used;
+    val_set_num(dst, &n);
+}
+
+static void fill_value(dec_state *d, val_pack *pk, kura_value *dst)
+{
+    uint8_t tag = *d->p++;
+    uint32_t n;
+    switch (tag) {
+    case KURA_S:
+    case KURA_B:
+        fill_bytes(d, pk, (kura_type)tag, dst);
+        break;
+    case KURA_N:
+        fill_num(d, dst);
+        break;
+    case KURA_BOOL:
+        val_set_bool(dst, *d->p++ == 1);
+        break;
+    case KURA_NULL:
+        val_set_null(dst);
+        break;
+    case KURA_M:
+        if ((n = fill_uint(d)) == 0) {
+            val_init_container(dst, KURA_M);
+        } else {
+            kura_attr *a = val_pack_container(pk, dst, KURA_M, n);
+            for (uint32_t i = 0; i < n; i++) {
+                uint32_t len = fill_uint(d);
+                val_pack_name(pk, &a[i], d->p, len);
+                d->p += len;
+                fill_value(d, pk, &a[i].value);
+            }
+        }
+        break;
+    default: /* L, SS, NS, BS */
+        if ((n = fill_uint(d)) == 0) {
+            val_init_container(dst, (kura_type)tag);
+        } else {
+            kura_value *e = val_pack_container(pk, dst, (kura_type)tag, n);
+            for (uint32_t i = 0; i < n; i++) {
+                if (tag == KURA_L)
+                    fill_value(d, pk, &e[i]);
+                else if (tag == KURA_NS)
+                    fill_num(d, &e[i]);
+                else
+                    fill_bytes(d, pk, tag == KURA_SS ? KURA_S : KURA_B, &e[i]);
+            }
+        }
+        break;
+    }
+}
+
 kura_status val_decode(const uint8_t *p, size_t len, kura_value *dst)
 {
     if (len == 0) return kura_err(KURA_E_CORRUPTION, "item: truncated value at byte 0");
-    dec_state d = {p, p, p + len}; /* p may be NULL only when len is 0 */
-    kura_value v = {0};
-    kura_status st = dec_value(&d, 1, &v);
+    dec_state d; /* kept[] is written before it is read: not zeroed */
+    d.base = d.p = p; /* p may be NULL only when len is 0 */
+    d.end = p + len;
+    d.nums = 0;
+    val_pack_size sz = {0, 0, 0};
+    kura_status st = chk_value(&d, 1, &sz);
     if (st == KURA_OK && d.p != d.end) st = dec_corrupt(&d, "trailing bytes");
-    if (st != KURA_OK) {
-        val_clear(&v);
-        return st;
-    }
-    val_move(dst, &v);
+    if (st != KURA_OK) return st;
+    val_pack pk = {NULL, NULL, NULL};
+    if (sz.refs && !val_block_new(&sz, &pk)) return kura_err(KURA_E_NOMEM, "out of memory");
+    d.p = p;
+    d.nums = 0;
+    fill_value(&d, &pk, dst);
     return KURA_OK;
 }

@@ -3,14 +3,18 @@
  * clearing, moving and copying them, the sorted attribute array of maps, lists and sets,
  * DynamoDB equality and scalar order, and the DynamoDB type names.
  *
- * Containers keep their children inline in one malloc'ed array that grows by doubling, so
- * appending is amortized O(1) and a tree costs one allocation per container and per string.
+ * Containers keep their children inline in one array that grows by doubling, so appending is
+ * amortized O(1). A built tree costs one allocation per container and per string; a packed one
+ * (decoded or copied, pack.c) keeps its arrays, names and bytes in one shared block, and the
+ * functions here honour the storage fields of value.h: they free only what a node owns, drop
+ * the node's block reference when it is cleared, and move a packed array to a malloc'ed one
+ * when it has to grow.
  * A map's array is sorted by name (memcmp, shorter first on a tie): lookups are binary
  * searches and inserting shifts the tail, which is cheap for the few dozen attributes an item
  * has. Set equality compares members as sets: small sets pairwise, large ones by sorting
  * pointers to their members, so it stays O(n log n).
  *
- * The recursive functions (clear, copy, equal) recurse once per nesting level; values that
+ * The recursive functions (clear, equal) recurse once per nesting level; values that
  * come from requests or from disk are at most VAL_MAX_DEPTH deep (validate.c, codec.c).
  */
 #include "engine/model/value.h"
@@ -27,7 +31,8 @@ static kura_status val_nomem(void)
     return kura_err(KURA_E_NOMEM, "out of memory");
 }
 
-static inline bool val_is_listlike(uint8_t t)
+/* used by assertions only */
+__attribute__((unused)) static inline bool val_is_listlike(uint8_t t)
 {
     return t == KURA_L || t == KURA_SS || t == KURA_NS || t == KURA_BS;
 }
@@ -82,14 +87,19 @@ void val_clear(kura_value *v)
     switch (v->type) {
     case KURA_S:
     case KURA_B:
-        free(v->u.bytes.p);
+        if (v->u.bytes.blk)
+            val_block_release(v->u.bytes.blk);
+        else
+            free(v->u.bytes.p);
         break;
     case KURA_M:
         for (uint32_t i = 0; i < v->u.map.n; i++) {
-            free(v->u.map.a[i].name);
-            val_clear(&v->u.map.a[i].value);
+            kura_attr *a = &v->u.map.a[i];
+            if (a->name_kind == VAL_NAME_OWNED) free(a->name);
+            val_clear(&a->value);
         }
-        free(v->u.map.a);
+        if (!v->u.map.in_blk) free(v->u.map.a);
+        if (v->u.map.blk) val_block_release(v->u.map.blk);
         break;
     case KURA_L:
     case KURA_SS:
@@ -97,7 +107,8 @@ void val_clear(kura_value *v)
     case KURA_BS:
         for (uint32_t i = 0; i < v->u.list.n; i++)
             val_clear(&v->u.list.v[i]);
-        free(v->u.list.v);
+        if (!v->u.list.in_blk) free(v->u.list.v);
+        if (v->u.list.blk) val_block_release(v->u.list.blk);
         break;
     default:
         break;
@@ -111,72 +122,11 @@ void val_move(kura_value *dst, kura_value *src)
     memset(src, 0, sizeof *src);
 }
 
-static kura_status val_copy_map(kura_value *dst, const kura_value *src)
-{
-    uint32_t n = src->u.map.n;
-    val_init_container(dst, KURA_M);
-    if (n == 0) return KURA_OK;
-    dst->u.map.a = calloc(n, sizeof *dst->u.map.a);
-    if (!dst->u.map.a) return val_nomem();
-    dst->u.map.cap = n;
-    for (uint32_t i = 0; i < n; i++) {
-        const kura_attr *sa = &src->u.map.a[i];
-        kura_attr *da = &dst->u.map.a[i];
-        da->name = malloc(sa->name_len + 1);
-        if (!da->name) return val_nomem();
-        memcpy(da->name, sa->name, sa->name_len + 1);
-        da->name_len = sa->name_len;
-        dst->u.map.n = i + 1; /* the name is owned now: val_clear frees it on failure */
-        kura_status st = val_copy(&da->value, &sa->value);
-        if (st != KURA_OK) return st;
-    }
-    return KURA_OK;
-}
-
-static kura_status val_copy_list(kura_value *dst, const kura_value *src)
-{
-    uint32_t n = src->u.list.n;
-    val_init_container(dst, (kura_type)src->type);
-    if (n == 0) return KURA_OK;
-    dst->u.list.v = calloc(n, sizeof *dst->u.list.v);
-    if (!dst->u.list.v) return val_nomem();
-    dst->u.list.cap = n;
-    for (uint32_t i = 0; i < n; i++) {
-        kura_status st = val_copy(&dst->u.list.v[i], &src->u.list.v[i]);
-        if (st != KURA_OK) return st;
-        dst->u.list.n = i + 1;
-    }
-    return KURA_OK;
-}
-
-kura_status val_copy(kura_value *dst, const kura_value *src)
-{
-    kura_status st = KURA_OK;
-    switch (src->type) {
-    case KURA_S:
-    case KURA_B:
-        return val_set_bytes(dst, (kura_type)src->type, src->u.bytes.p, src->u.bytes.len);
-    case KURA_M:
-        st = val_copy_map(dst, src);
-        break;
-    case KURA_L:
-    case KURA_SS:
-    case KURA_NS:
-    case KURA_BS:
-        st = val_copy_list(dst, src);
-        break;
-    default: /* N, BOOL, NULL and empty values own no memory */
-        *dst = *src;
-        return KURA_OK;
-    }
-    if (st != KURA_OK) val_clear(dst);
-    return st;
-}
-
 /* ---- Maps -------------------------------------------------------------------------------- */
 
-static int val_name_cmp(const char *a, size_t alen, const char *b, size_t blen)
+static inline int val_name_cmp(const char *a, size_t alen, const char *b, size_t blen)
 {
+    if (alen && blen && a[0] != b[0]) return (uint8_t)a[0] - (uint8_t)b[0];
     int c = memcmp(a, b, alen < blen ? alen : blen);
     if (c != 0) return c;
     return alen < blen ? -1 : alen > blen;
@@ -211,16 +161,43 @@ kura_value *val_map_get(const kura_value *m, const char *name, size_t name_len)
     return found ? &m->u.map.a[i].value : NULL;
 }
 
-/* Makes room for one more element in an array of `elem` bytes per element. */
-static bool val_grow(void **arr, uint32_t n, uint32_t *cap, size_t elem)
+/* Makes room for one more element in the array *arr of `n` elements of `elem` bytes and
+ * room for *cap, growing it to `first` elements, then by doubling. An array in a block
+ * (*in_blk) is never reallocated: growing it moves the elements to a malloc'ed array. */
+static bool val_grow(void **arr, uint32_t n, uint32_t *cap, bool *in_blk, size_t elem,
+                     uint32_t first)
 {
     if (n < *cap) return true;
     if (n == UINT32_MAX) return false;
-    uint32_t ncap = *cap ? (*cap > UINT32_MAX / 2 ? UINT32_MAX : *cap * 2) : 4;
-    void *p = realloc(*arr, (size_t)ncap * elem);
+    uint32_t ncap = *cap ? (*cap > UINT32_MAX / 2 ? UINT32_MAX : *cap * 2) : first;
+    void *p;
+    if (*in_blk) {
+        if ((p = malloc((size_t)ncap * elem)) != NULL) memcpy(p, *arr, (size_t)n * elem);
+    } else {
+        p = realloc(*arr, (size_t)ncap * elem);
+    }
     if (!p) return false;
     *arr = p;
     *cap = ncap;
+    *in_blk = false;
+    return true;
+}
+
+/* Re-points the inline names of attributes a[from, to) after they moved. */
+static void val_attrs_moved(kura_attr *a, uint32_t from, uint32_t to)
+{
+    for (uint32_t i = from; i < to; i++)
+        if (a[i].name_kind == VAL_NAME_INLINE) a[i].name = a[i].name_inl;
+}
+
+/* Room for one more attribute (maps start at 8: an item rarely needs more than one grow). */
+static bool val_map_grow(kura_value *m)
+{
+    kura_attr *old = m->u.map.a;
+    if (!val_grow((void **)&m->u.map.a, m->u.map.n, &m->u.map.cap, &m->u.map.in_blk,
+                  sizeof(kura_attr), 8))
+        return false;
+    if (m->u.map.a != old) val_attrs_moved(m->u.map.a, 0, m->u.map.n);
     return true;
 }
 
@@ -234,19 +211,23 @@ kura_status val_map_put(kura_value *m, const char *name, size_t name_len, kura_v
         val_move(&m->u.map.a[i].value, v);
         return KURA_OK;
     }
+    bool inl = name_len <= VAL_NAME_INLINE_MAX;
     char *copy = NULL;
-    if (name_len < UINT32_MAX) copy = malloc(name_len + 1);
-    if (!copy || !val_grow((void **)&m->u.map.a, m->u.map.n, &m->u.map.cap, sizeof(kura_attr))) {
+    if (!inl && name_len < UINT32_MAX) copy = malloc(name_len + 1);
+    if ((!inl && !copy) || !val_map_grow(m)) {
         free(copy);
         val_clear(v);
         return val_nomem();
     }
-    if (name_len) memcpy(copy, name, name_len);
-    copy[name_len] = 0;
     kura_attr *a = m->u.map.a;
     memmove(&a[i + 1], &a[i], (size_t)(m->u.map.n - i) * sizeof *a);
+    val_attrs_moved(a, i + 1, m->u.map.n + 1);
+    if (inl) copy = a[i].name_inl;
+    if (name_len) memcpy(copy, name, name_len);
+    copy[name_len] = 0;
     a[i].name = copy;
     a[i].name_len = (uint32_t)name_len;
+    a[i].name_kind = inl ? VAL_NAME_INLINE : VAL_NAME_OWNED;
     val_move(&a[i].value, v);
     m->u.map.n++;
     return KURA_OK;
@@ -259,10 +240,11 @@ bool val_map_remove(kura_value *m, const char *name, size_t name_len)
     uint32_t i = val_map_find(m, name, name_len, &found);
     if (!found) return false;
     kura_attr *a = m->u.map.a;
-    free(a[i].name);
+    if (a[i].name_kind == VAL_NAME_OWNED) free(a[i].name);
     val_clear(&a[i].value);
     memmove(&a[i], &a[i + 1], (size_t)(m->u.map.n - i - 1) * sizeof *a);
     m->u.map.n--;
+    val_attrs_moved(a, i, m->u.map.n);
     return true;
 }
 
@@ -271,7 +253,8 @@ bool val_map_remove(kura_value *m, const char *name, size_t name_len)
 kura_status val_list_push(kura_value *l, kura_value *v)
 {
     assert(val_is_listlike(l->type));
-    if (!val_grow((void **)&l->u.list.v, l->u.list.n, &l->u.list.cap, sizeof(kura_value))) {
+    if (!val_grow((void **)&l->u.list.v, l->u.list.n, &l->u.list.cap, &l->u.list.in_blk,
+                  sizeof(kura_value), 4)) {
         val_clear(v);
         return val_nomem();
     }

@@ -3,9 +3,10 @@
  * (kura_value_*), except the DynamoDB JSON conversions (engine/api).
  *
  * A public kura_value is a heap-allocated node of the value tree of value.h: the constructors
- * malloc one node and fill it with the val_* builders, and the container functions move the
- * caller's node into the container and free the now-empty shell, which is how "takes
- * ownership in every case" is kept without copying. Accessors return pointers into the tree,
+ * malloc one node and fill it with the val_* builders (S and B: one allocation for the node
+ * and its bytes, val_new_bytes in pack.c), and the container functions move the caller's node
+ * into the container and free the now-empty node, which is how "takes ownership in every
+ * case" is kept without copying. Accessors return pointers into the tree,
  * valid until the container is modified or freed (kura.h).
  */
 #include "engine/model/value.h"
@@ -13,31 +14,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* malloc, not calloc: every constructor fills the node, and glibc serves small mallocs from
+ * its per-thread cache, which calloc bypasses. */
 static kura_value *value_alloc(void)
 {
-    kura_value *v = calloc(1, sizeof *v);
+    kura_value *v = malloc(sizeof *v);
     if (!v) kura_err(KURA_E_NOMEM, "out of memory");
-    return v;
-}
-
-static kura_value *value_bytes(kura_type type, const void *p, size_t len)
-{
-    kura_value *v = value_alloc();
-    if (v && val_set_bytes(v, type, p, len) != KURA_OK) {
-        free(v);
-        return NULL;
-    }
     return v;
 }
 
 kura_value *kura_value_s(const char *s, size_t len)
 {
-    return value_bytes(KURA_S, s, len);
+    return val_new_bytes(KURA_S, s, len);
 }
 
 kura_value *kura_value_b(const void *p, size_t len)
 {
-    return value_bytes(KURA_B, p, len);
+    return val_new_bytes(KURA_B, p, len);
 }
 
 kura_value *kura_value_n(const char *num, size_t len)
@@ -103,8 +96,9 @@ kura_value *kura_value_clone(const kura_value *v)
 void kura_value_free(kura_value *v)
 {
     if (!v) return;
+    val_block *shell = val_shell_of(v);
     val_clear(v);
-    free(v);
+    val_free_node(v, shell);
 }
 
 kura_status kura_value_map_put(kura_value *m, const char *name, size_t name_len, kura_value *v)
@@ -114,8 +108,9 @@ kura_status kura_value_map_put(kura_value *m, const char *name, size_t name_len,
         kura_value_free(v);
         return kura_err(KURA_E_INVALID, "kura_value_map_put: not a map");
     }
+    val_block *shell = val_shell_of(v);
     kura_status st = val_map_put(m, name, name_len, v); /* *v is empty afterwards */
-    free(v);
+    val_free_node(v, shell);
     return st;
 }
 
@@ -139,8 +134,9 @@ kura_status kura_value_append(kura_value *list_or_set, kura_value *v)
         kura_value_free(v);
         return kura_err(KURA_E_INVALID, "kura_value_append: %s", why);
     }
+    val_block *shell = val_shell_of(v);
     kura_status st = val_list_push(l, v);
-    free(v);
+    val_free_node(v, shell);
     return st;
 }
 
