@@ -1,0 +1,227 @@
+/*
+ * main.c - This file contains kura-server's command line and lifecycle.
+ *
+ *   kura-server --data DIR | --in-memory  [--host 127.0.0.1] [--port 8000] [--sync|--relaxed]
+ *               [--partitions N] [--threads N] [--auth ACCESS_KEY:SECRET]
+ *
+ * Lifecycle: SIGINT, SIGTERM and SIGHUP are blocked in every thread before any is created, then
+ *   open the database -> start the HTTP daemon -> print "kura-server listening on
+ *   http://HOST:PORT (data DIR)" (flushed: tests read the port from it) -> sigwait() ->
+ *   stop accepting, let requests in flight finish, stop the threads -> kura_close() ->
+ *   remove the --in-memory directory -> exit 0.
+ * Exit status: 0 after a clean shutdown, 1 when the database cannot be opened or closed
+ * cleanly or the server cannot listen, 2 for a usage error.
+ *
+ * --threads defaults to 4 per core (SRV_THREADS_PER_CORE below says why).
+ * --in-memory is an ordinary database in a temporary directory removed at exit; since
+ * nothing survives the process anyway it defaults to --relaxed durability (--sync still
+ * applies if given).
+ */
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+
+#include "server/server.h"
+
+#define EXIT_FAIL 1
+#define EXIT_USAGE 2
+#define SHUTDOWN_GRACE_MS 10000
+
+/* Default pool threads per core. A request runs on its pool thread from start to end, and
+ * with --sync a write waits there for its WAL fsync: with only one thread per core, two
+ * writes at a time could share a group commit on two cores. Four per core let the WAL's
+ * group commit batch the writes of many connections (PutItem at 32 connections: ~3k/s with
+ * 2 threads, ~7-8k/s with 8, on the 2-core test machine), and cost reads nothing measurable;
+ * idle threads only hold virtual stack. */
+#define SRV_THREADS_PER_CORE 4
+
+typedef struct srv_options {
+    const char *data;
+    bool in_memory;
+    int durability; /* -1: not given */
+    uint32_t partitions;
+    char *auth_key, *auth_secret; /* --auth, malloc'ed */
+    srv_config cfg;
+} srv_options;
+
+static void usage(const char *msg)
+{
+    if (msg) fprintf(stderr, "kura-server: %s\n", msg);
+    fprintf(stderr, "usage: kura-server --data DIR | --in-memory [--host 127.0.0.1] [--port 8000]\n"
+                    "                   [--sync | --relaxed] [--partitions N] [--threads N]\n"
+                    "                   [--auth ACCESS_KEY:SECRET]\n");
+    exit(EXIT_USAGE);
+}
+
+static unsigned parse_uint(const char *opt, const char *s, unsigned lo, unsigned hi)
+{
+    char *end;
+    unsigned long v = strtoul(s, &end, 10);
+    if (!*s || *end || *s == '-' || v < lo || v > hi) {
+        fprintf(stderr, "kura-server: %s takes %u..%u, not '%s'\n", opt, lo, hi, s);
+        exit(EXIT_USAGE);
+    }
+    return (unsigned)v;
+}
+
+/* KEY:SECRET. The secret is copied and blanked in argv, so that ps and /proc/PID/cmdline
+ * show "--auth KEY:xxxx" once the server runs. */
+static void parse_auth(srv_options *o, char *arg)
+{
+    char *colon = strchr(arg, ':');
+    if (!colon || colon == arg || !colon[1]) usage("--auth takes ACCESS_KEY:SECRET");
+    o->auth_key = strndup(arg, (size_t)(colon - arg));
+    o->auth_secret = strdup(colon + 1);
+    if (!o->auth_key || !o->auth_secret) {
+        fprintf(stderr, "kura-server: out of memory\n");
+        exit(EXIT_FAIL);
+    }
+    memset(colon + 1, 'x', strlen(colon + 1));
+    o->cfg.auth_key = o->auth_key;
+    o->cfg.auth_secret = o->auth_secret;
+}
+
+static void parse_args(int argc, char **argv, srv_options *o)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    memset(o, 0, sizeof *o);
+    o->durability = -1;
+    o->cfg.host = "127.0.0.1";
+    o->cfg.port = 8000;
+    o->cfg.threads = SRV_THREADS_PER_CORE * (cores > 0 ? (unsigned)cores : 1);
+    o->cfg.max_connections = 1024;
+    o->cfg.timeout_s = 60;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) usage(NULL);
+        if (strcmp(a, "--in-memory") == 0) {
+            o->in_memory = true;
+            continue;
+        }
+        if (strcmp(a, "--sync") == 0 || strcmp(a, "--relaxed") == 0) {
+            int d = strcmp(a, "--sync") == 0 ? KURA_SYNC : KURA_RELAXED;
+            if (o->durability >= 0 && o->durability != d)
+                usage("--sync and --relaxed exclude each other");
+            o->durability = d;
+            continue;
+        }
+        if (i + 1 == argc) {
+            fprintf(stderr, "kura-server: unknown option or missing value: %s\n", a);
+            usage(NULL);
+        }
+        char *v = argv[++i];
+        if (strcmp(a, "--data") == 0)
+            o->data = v;
+        else if (strcmp(a, "--host") == 0)
+            o->cfg.host = v;
+        else if (strcmp(a, "--port") == 0)
+            o->cfg.port = parse_uint(a, v, 0, 65535);
+        else if (strcmp(a, "--partitions") == 0)
+            o->partitions = parse_uint(a, v, 1, 256);
+        else if (strcmp(a, "--threads") == 0)
+            o->cfg.threads = parse_uint(a, v, 1, 1024);
+        else if (strcmp(a, "--auth") == 0)
+            parse_auth(o, v);
+        else {
+            fprintf(stderr, "kura-server: unknown option: %s\n", a);
+            usage(NULL);
+        }
+    }
+    if (!o->data == !o->in_memory) usage("give exactly one of --data DIR and --in-memory");
+}
+
+static kura_status open_db(const srv_options *o, const char *dir, kura_db **db_out)
+{
+    kura_options opts;
+    kura_options_init(&opts);
+    if (o->durability >= 0)
+        opts.durability = (kura_durability)o->durability;
+    else if (o->in_memory)
+        opts.durability = KURA_RELAXED;
+    if (o->partitions) opts.default_partitions = o->partitions;
+    return kura_open(dir, &opts, db_out);
+}
+
+/* Blocks SIGINT/SIGTERM (and SIGHUP: a closed terminal shuts down as cleanly, removing the
+ * --in-memory directory) in this thread and every thread started after; SIGPIPE ignored (a
+ * client that goes away must not kill the server). */
+static void block_signals(sigset_t *set)
+{
+    signal(SIGPIPE, SIG_IGN);
+    sigemptyset(set);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, set, NULL);
+}
+
+/* Raises the soft limit of open files toward the hard one, so that max_connections sockets
+ * plus the database's files fit (the usual soft default is 1024). */
+static void raise_fd_limit(unsigned connections)
+{
+    struct rlimit rl;
+    rlim_t want = (rlim_t)connections + 512;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want) return;
+    rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want ? want : rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+int main(int argc, char **argv)
+{
+    srv_options o;
+    sigset_t sigs;
+    parse_args(argc, argv, &o);
+    block_signals(&sigs);
+    raise_fd_limit(o.cfg.max_connections);
+
+    char *tmp = NULL;
+    const char *dir = o.data;
+    kura_status s = KURA_OK;
+    if (o.in_memory && (s = srv_tmpdir_create(&tmp)) != KURA_OK) {
+        fprintf(stderr, "kura-server: %s\n", kura_last_error());
+        return EXIT_FAIL;
+    }
+    if (tmp) dir = tmp;
+    kura_db *db = NULL;
+    srv_http *h = NULL;
+    int rc = EXIT_FAIL;
+    if ((s = open_db(&o, dir, &db)) != KURA_OK) {
+        fprintf(stderr, "kura-server: cannot open the database in %s: %s\n", dir,
+                kura_last_error());
+        goto out;
+    }
+    if ((s = srv_http_start(db, &o.cfg, &h)) != KURA_OK) {
+        fprintf(stderr, "kura-server: %s\n", kura_last_error());
+        goto out;
+    }
+    bool v6 = strchr(o.cfg.host, ':') != NULL;
+    printf("kura-server listening on http://%s%s%s:%u (data %s)\n", v6 ? "[" : "", o.cfg.host,
+           v6 ? "]" : "", (unsigned)srv_http_port(h), dir);
+    fflush(stdout);
+
+    int sig = 0;
+    while (sigwait(&sigs, &sig) != 0) {
+    }
+    srv_http_stop(h, SHUTDOWN_GRACE_MS);
+    h = NULL;
+    rc = 0;
+out:
+    srv_http_stop(h, 0);
+    if (db && (s = kura_close(db)) != KURA_OK) {
+        fprintf(stderr, "kura-server: closing the database: %s\n", kura_last_error());
+        rc = EXIT_FAIL;
+    }
+    if (tmp && srv_tmpdir_remove(tmp) != KURA_OK)
+        fprintf(stderr, "kura-server: cannot remove %s: %s\n", tmp, kura_last_error());
+    free(tmp);
+    if (o.auth_secret) OPENSSL_cleanse(o.auth_secret, strlen(o.auth_secret));
+    free(o.auth_key);
+    free(o.auth_secret);
+    return rc;
+}

@@ -1,0 +1,106 @@
+/*
+ * sigv4.h - AWS Signature Version 4 verification for kura-server (--auth KEY:SECRET).
+ *
+ * This file declares pure functions: a request is described by plain strings (method, path,
+ * query arguments, headers, body), the clock is a parameter, nothing here touches the network
+ * or global state, so the unit test drives them with AWS's published vectors and with
+ * requests signed by botocore.
+ *
+ * A request is checked in two phases, in the order DynamoDB checks (dynalite's index.js):
+ *
+ *   sigv4_precheck()  needs only the headers, so a request that would be rejected anyway is
+ *                     refused before its body is read: the Authorization header present and
+ *                     well formed, the date valid and within 15 minutes of `now`, Host signed,
+ *                     the algorithm, the credential scope, the access key known.
+ *   sigv4_verify()    rebuilds the canonical request and the string to sign, derives the
+ *                     signing key from the secret and compares signatures in constant time.
+ *
+ * A rejection fills a sigv4_error with DynamoDB's error type and message, e.g.
+ * MissingAuthenticationTokenException "Request is missing Authentication Token".
+ * The payload hash is the hex SHA-256 of the body; an x-amz-content-sha256 header, when sent,
+ * is what the client signed and must equal that hash (UNSIGNED-PAYLOAD is refused: the body
+ * of a DynamoDB request is always signed).
+ */
+#ifndef KURA_SERVER_SIGV4_H
+#define KURA_SERVER_SIGV4_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#define SIGV4_MAX_SKEW_SECONDS (15 * 60)
+
+/* A header or a query argument as received (names compared case-insensitively for headers,
+ * values already percent-decoded for query arguments). Borrowed. */
+typedef struct sigv4_pair {
+    const char *name;
+    const char *value; /* NULL for a query argument without '=' */
+} sigv4_pair;
+
+/* One HTTP request. Every pointer is borrowed for the duration of a call. */
+typedef struct sigv4_request {
+    const char *method;      /* "POST" */
+    const char *path;        /* percent-decoded path, "/" */
+    const sigv4_pair *query; /* decoded query arguments, in any order */
+    size_t query_count;
+    const sigv4_pair *headers; /* every header; a name may repeat */
+    size_t header_count;
+    const void *body;
+    size_t body_len;
+} sigv4_request;
+
+/* The parsed Authorization header. Its strings point into the header value of the request
+ * given to sigv4_precheck() (and into `date`), so it lives as long as that request. */
+typedef struct sigv4_auth {
+    const char *credential; /* "AKID/20150830/us-east-1/dynamodb/aws4_request" */
+    size_t credential_len;
+    const char *signed_headers; /* "host;x-amz-date" */
+    size_t signed_headers_len;
+    const char *signature; /* hex */
+    size_t signature_len;
+    size_t scope_off;  /* offset of "date/region/service/aws4_request" in credential */
+    char amz_date[17]; /* "20150830T123600Z", the request's time */
+} sigv4_auth;
+
+/* A rejection: DynamoDB's error type ("InvalidSignatureException") and message. */
+typedef struct sigv4_error {
+    const char *type; /* static string */
+    char message[1024];
+} sigv4_error;
+
+/* Phase one (headers only). `access_key` is the one key the server knows; `now` the current
+ * time. Returns true with *auth_out filled, or false with *err_out filled. */
+bool sigv4_precheck(const sigv4_request *req, const char *access_key, time_t now,
+                    sigv4_auth *auth_out, sigv4_error *err_out);
+
+/* Phase two: the signature over the request (with its body) under `secret`. Returns true if
+ * it matches, otherwise false with *err_out filled. */
+bool sigv4_verify(const sigv4_request *req, const sigv4_auth *auth, const char *secret,
+                  sigv4_error *err_out);
+
+/* ---- The steps, exposed for the test vectors ------------------------------------------- */
+
+/* kSigning = HMAC(HMAC(HMAC(HMAC("AWS4" + secret, date), region), service), "aws4_request"). */
+void sigv4_signing_key(const char *secret, const char *date, const char *region,
+                       const char *service, uint8_t key_out[32]);
+
+/* The canonical request: method, canonical URI, canonical query string, canonical headers
+ * (the signed ones, lower-case names, trimmed values with inner runs of spaces collapsed,
+ * repeated headers joined by ','), the signed header list and `payload_hash`. Returns a
+ * malloc'ed NUL-terminated string (caller frees), or NULL when out of memory. */
+char *sigv4_canonical_request(const sigv4_request *req, const char *signed_headers,
+                              size_t signed_headers_len, const char *payload_hash);
+
+/* "AWS4-HMAC-SHA256\n" amz_date "\n" scope "\n" hex(SHA256(canonical_request)), malloc'ed
+ * (caller frees), NULL when out of memory. */
+char *sigv4_string_to_sign(const char *amz_date, const char *scope, size_t scope_len,
+                           const char *canonical_request);
+
+/* hex(HMAC(key, string_to_sign)) into hex_out (64 digits + NUL). */
+void sigv4_signature(const uint8_t key[32], const char *string_to_sign, char hex_out[65]);
+
+/* hex(SHA256(p, n)) into hex_out (64 digits + NUL). */
+void sigv4_sha256_hex(const void *p, size_t n, char hex_out[65]);
+
+#endif

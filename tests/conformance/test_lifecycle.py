@@ -1,0 +1,216 @@
+"""test_lifecycle.py - This file contains the tests of kura-server as a process: the command
+line (usage errors exit 2, a port in use or a locked data directory exit 1 with a message),
+start-up (the listening line, time to the first successful request), data surviving a clean
+restart, --in-memory removing its directory at exit, SIGINT and SIGTERM shutting down cleanly
+(exit 0) and promptly even with idle or half-closed connections, and SIGTERM while writers are
+busy: every request in flight is either answered or refused before it started, never answered
+with a server error, and every acknowledged write is there after a restart.
+"""
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+
+import pytest
+from botocore.exceptions import BotoCoreError, ClientError
+
+from conftest import (KuraServer, assert_server_answers, call, create_table, http_head,
+                      make_client, scale, server_binary, tmp_root)
+
+
+@pytest.fixture
+def binary(request):
+    return server_binary(request.config)
+
+
+@pytest.fixture
+def workdir():
+    d = tempfile.mkdtemp(prefix="kura-life-", dir=tmp_root())
+    yield d
+    subprocess.run(["rm", "-rf", d])
+
+
+def run_briefly(binary, args, timeout=20):
+    """Runs kura-server with `args` expecting it to exit by itself."""
+    proc = subprocess.run([binary] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          timeout=timeout)
+    return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
+
+
+@pytest.mark.parametrize("args", [
+    [], ["--in-memory", "--data", "/tmp/x"], ["--in-memory", "--port", "abc"],
+    ["--in-memory", "--port", "70000"], ["--in-memory", "--bogus"], ["--data"],
+    ["--in-memory", "--sync", "--relaxed"], ["--in-memory", "--auth", "nocolon"],
+    ["--in-memory", "--auth", ":secret"], ["--in-memory", "--threads", "0"],
+    ["--in-memory", "--partitions", "-1"],
+])
+def test_usage_errors_exit_2(binary, args):
+    rc, out, err = run_briefly(binary, args)
+    assert rc == 2, (args, rc, out, err)
+    assert err.strip(), "no message for %r" % args
+    assert "listening" not in out
+
+
+def test_port_in_use_exits_1(binary, workdir):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(1)
+    port = s.getsockname()[1]
+    try:
+        rc, out, err = run_briefly(binary, ["--in-memory", "--port", str(port)])
+    finally:
+        s.close()
+    assert rc == 1, (rc, out, err)
+    assert err.strip() and "listening" not in out
+
+
+def test_locked_data_directory_exits_1(binary, workdir):
+    first = KuraServer(binary, workdir).start()
+    try:
+        rc, out, err = run_briefly(binary, ["--data", first.data_dir, "--port", "0"])
+        assert rc == 1, (rc, out, err)
+        assert "cannot open the database" in err or "locked" in err, err
+        assert_server_answers(first)
+    finally:
+        assert first.stop() == 0
+
+
+def test_start_time_and_restart_keeps_data(binary, workdir):
+    srv = KuraServer(binary, workdir)
+    t0 = time.monotonic()
+    srv.start()
+    assert_server_answers(srv)
+    first_request = time.monotonic() - t0
+    # the issue's target is 20 ms; this bound only catches gross regressions (ASan, busy CI)
+    assert first_request < 5.0 / min(1.0, scale()), first_request
+    ddb = make_client(srv.url)
+    create_table(ddb, "life", ("pk", "S"), ("sk", "N"))
+    for i in range(50):
+        ddb.put_item(TableName="life", Item={"pk": {"S": "p"}, "sk": {"N": str(i)},
+                                             "v": {"S": "x" * i}})
+    assert srv.stop() == 0, srv.logs()
+    srv.start()
+    ddb = make_client(srv.url)
+    assert ddb.describe_table(TableName="life")["Table"]["ItemCount"] in range(0, 51)
+    r = ddb.query(TableName="life", KeyConditionExpression="pk = :p",
+                  ExpressionAttributeValues={":p": {"S": "p"}})
+    assert [int(i["sk"]["N"]) for i in r["Items"]] == list(range(50))
+    assert r["Items"][49]["v"] == {"S": "x" * 49}
+    assert srv.stop() == 0, srv.logs()
+
+
+def test_in_memory_removes_its_directory(binary, workdir):
+    srv = KuraServer(binary, workdir, in_memory=True).start()
+    with open(srv._log_paths()[0]) as f:
+        m = re.search(r"\(data (.*)\)", f.read())
+    assert m, srv.logs()
+    data = m.group(1)
+    ddb = make_client(srv.url)
+    create_table(ddb, "mem")
+    ddb.put_item(TableName="mem", Item={"pk": {"S": "a"}})
+    assert os.path.isdir(data)
+    assert srv.stop() == 0, srv.logs()
+    assert not os.path.exists(data), "the --in-memory directory %s is left behind" % data
+
+
+def test_sigint_is_a_clean_shutdown(binary, workdir):
+    srv = KuraServer(binary, workdir).start()
+    assert_server_answers(srv)
+    srv.proc.send_signal(signal.SIGINT)
+    assert srv.proc.wait(timeout=30) == 0, srv.logs()
+    srv.proc = None
+
+
+def test_shutdown_is_prompt_with_idle_connections(binary, workdir):
+    srv = KuraServer(binary, workdir, in_memory=True).start()
+    idle = [socket.create_connection((srv.host, srv.port)) for _ in range(20)]
+    keep = socket.create_connection((srv.host, srv.port))  # a finished keep-alive request
+    keep.sendall(http_head("ListTables", 2) + b"{}")
+    assert b"TableNames" in keep.recv(4096)
+    try:
+        t0 = time.monotonic()
+        assert srv.stop() == 0, srv.logs()
+        assert time.monotonic() - t0 < 3.0, "SIGTERM took %.1f s with idle connections" % (
+            time.monotonic() - t0)
+    finally:
+        for s in idle + [keep]:
+            s.close()
+
+
+def test_half_closed_request_is_dropped(binary, workdir):
+    """A client that sends part of a body and then shuts its side down (FIN) can never
+    complete its request: the server must close the connection, not keep it until the
+    connection timeout (and hold up shutdown for it)."""
+    srv = KuraServer(binary, workdir, in_memory=True).start()
+    head = http_head("ListTables", 100)
+    stuck = 0
+    for _ in range(10):
+        s = socket.create_connection((srv.host, srv.port))
+        s.sendall(head)
+        s.sendall(b"{}")
+        s.shutdown(socket.SHUT_WR)
+        s.settimeout(3)
+        try:
+            s.recv(100)  # b"" (closed) or an error response
+        except socket.timeout:
+            stuck += 1
+        s.close()
+        if stuck:
+            break
+    t0 = time.monotonic()
+    assert srv.stop() == 0, srv.logs()
+    took = time.monotonic() - t0
+    assert stuck == 0, "a half-closed connection was not closed by the server within 3 s " \
+                       "(SIGTERM then took %.1f s)" % took
+    assert took < 3.0, took
+
+
+def test_sigterm_with_writers_in_flight(binary, workdir):
+    srv = KuraServer(binary, workdir, args=["--sync"]).start()
+    create_table(make_client(srv.url), "busy")
+    acked, errors = [], []
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def writer(tid):
+        client = make_client(srv.url, read_timeout=30)
+        n = 0
+        while not stop.is_set():
+            n += 1
+            key = "t%d-%d" % (tid, n)
+            try:
+                client.put_item(TableName="busy", Item={"pk": {"S": key}, "v": {"N": str(n)}})
+            except ClientError as e:  # an answer, but an error: not acceptable
+                with lock:
+                    errors.append((key, e.response["Error"], e.response["ResponseMetadata"]))
+                return
+            except BotoCoreError:  # refused or closed: the server is stopping
+                return
+            with lock:
+                acked.append(key)
+
+    threads = [threading.Thread(target=writer, args=(t,)) for t in range(8)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 30
+    while len(acked) < 100 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    rc = srv.stop()
+    stop.set()
+    for t in threads:
+        t.join(60)
+    assert rc == 0, srv.logs()
+    assert not errors, errors[:3]
+    assert len(acked) >= 100
+    srv.start()
+    client = make_client(srv.url)
+    missing = [k for k in acked
+               if "Item" not in client.get_item(TableName="busy", Key={"pk": {"S": k}})]
+    assert not missing, "acknowledged before SIGTERM, missing after restart: %r" % missing[:10]
+    assert call(srv, "ListTables", {}).status == 200
+    assert srv.stop() == 0
