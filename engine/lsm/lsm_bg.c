@@ -301,8 +301,16 @@ kura_status lsm_compact_all(lsm_tree *t)
     if (s != KURA_OK)
         return s;
     kmutex_lock(&t->mu);
-    while ((t->compacting || t->pushdown_flush) && t->bg_error == KURA_OK)
+    /* A running compaction is waited for even after a background error: `compacting` is
+     * this function's to set and clear only once that job has cleared it, or lsm_close()
+     * could free the tree under the job (a use-after-free the power-loss test found). */
+    while (t->compacting || (t->pushdown_flush && t->bg_error == KURA_OK))
         kcond_wait(&t->bg_cv, &t->mu);
+    if (t->bg_error != KURA_OK) {
+        s = kura_err(t->bg_error, "%s", t->bg_msg);
+        kmutex_unlock(&t->mu);
+        return s;
+    }
     t->compacting = true;
     for (int level = 0; level < LSM_LEVELS - 1 && s == KURA_OK; level++) {
         version *v = t->vs.current;
