@@ -214,97 +214,80 @@ static kura_status finish_write(kura_status s, const kura_table *t, kura_return_
     return KURA_OK;
 }
 
-/* ---- PutItem ---------------------------------------------------------------------------- */
+/* ---- PutItem and DeleteItem ------------------------------------------------------------ */
 
-static kura_status put_check(const kura_put_item_req *req, item_exprs *ex)
+/* What PutItem and DeleteItem share: they differ only in the map they are given (the item, or
+ * the key) and in what they write (the item, or nothing). */
+typedef struct single_write {
+    const char *table_name;
+    const kura_value *m; /* PutItem: the item; DeleteItem: the key */
+    bool is_put;
+    const char *condition_expression;
+    const kura_expression_attributes *expr;
+    kura_return_values rv, rv_on_failure;
+    kura_return_capacity rcc;
+} single_write;
+
+static kura_status single_write_check(const single_write *w, item_exprs *ex)
 {
-    kura_status s = item_check_map_param(req->item, "item");
+    kura_status s = item_check_map_param(w->m, w->is_put ? "item" : "key");
     if (s == KURA_OK)
-        s = val_validate_item(req->item);
+        s = w->is_put ? val_validate_item(w->m) : val_validate(w->m);
     if (s == KURA_OK)
-        s = item_check_return_values(req->return_values, false);
+        s = item_check_return_values(w->rv, false);
     if (s == KURA_OK)
-        s = item_check_return_on_failure(req->return_values_on_condition_check_failure);
+        s = item_check_return_on_failure(w->rv_on_failure);
     if (s == KURA_OK)
-        s = item_exprs_parse(&req->expr, NULL, req->condition_expression, NULL,
+        s = item_exprs_parse(w->expr, NULL, w->condition_expression, NULL,
                              "ConditionExpression is null", ex);
+    return s;
+}
+
+static kura_status single_write_run(kura_db *db, const single_write *w,
+                                    kura_write_result *res_out)
+{
+    item_exprs ex = {0};
+    kura_status s = single_write_check(w, &ex);
+    if (s != KURA_OK)
+        return s;
+    kura_table *t = NULL;
+    kbuf key = KBUF_INIT;
+    kura_value old = {0};
+    bool found = false;
+    s = table_acquire(db, w->table_name, &t);
+    if (s == KURA_OK)
+        s = key_build(&t->ks, w->m, w->is_put ? KEY_FROM_ITEM : KEY_FROM_KEY, &key);
+    if (s == KURA_OK) {
+        bool read_old = ex.cond || w->rv == KURA_RETURN_ALL_OLD ||
+                        w->rv_on_failure == KURA_RETURN_ALL_OLD || w->rcc != KURA_CAPACITY_NONE;
+        const kura_value *item = w->is_put ? w->m : NULL;
+        s = item_write_locked(t, key.data, key.len, ex.cond, read_old, item, &old, &found);
+        size_t new_bytes = item && w->rcc != KURA_CAPACITY_NONE ? val_item_size(item) : 0;
+        s = finish_write(s, t, w->rv, w->rv_on_failure, w->rcc, &old, found, new_bytes,
+                         res_out);
+    }
+    val_clear(&old);
+    kbuf_free(&key);
+    table_release(t);
+    item_exprs_free(&ex);
     return s;
 }
 
 kura_status kura_put_item(kura_db *db, const kura_put_item_req *req, kura_write_result *res_out)
 {
-    item_exprs ex = {0};
-    kura_status s = put_check(req, &ex);
-    if (s != KURA_OK)
-        return s;
-    kura_table *t = NULL;
-    kbuf key = KBUF_INIT;
-    kura_value old = {0};
-    bool found = false;
-    s = table_acquire(db, req->table_name, &t);
-    if (s == KURA_OK)
-        s = key_build(&t->ks, req->item, KEY_FROM_ITEM, &key);
-    if (s == KURA_OK) {
-        bool read_old = ex.cond || req->return_values == KURA_RETURN_ALL_OLD ||
-                        req->return_values_on_condition_check_failure == KURA_RETURN_ALL_OLD ||
-                        req->return_consumed_capacity != KURA_CAPACITY_NONE;
-        s = item_write_locked(t, key.data, key.len, ex.cond, read_old, req->item, &old, &found);
-        size_t new_bytes =
-            req->return_consumed_capacity != KURA_CAPACITY_NONE ? val_item_size(req->item) : 0;
-        s = finish_write(s, t, req->return_values, req->return_values_on_condition_check_failure,
-                         req->return_consumed_capacity, &old, found, new_bytes, res_out);
-    }
-    val_clear(&old);
-    kbuf_free(&key);
-    table_release(t);
-    item_exprs_free(&ex);
-    return s;
-}
-
-/* ---- DeleteItem ------------------------------------------------------------------------- */
-
-static kura_status delete_check(const kura_delete_item_req *req, item_exprs *ex)
-{
-    kura_status s = item_check_map_param(req->key, "key");
-    if (s == KURA_OK)
-        s = val_validate(req->key);
-    if (s == KURA_OK)
-        s = item_check_return_values(req->return_values, false);
-    if (s == KURA_OK)
-        s = item_check_return_on_failure(req->return_values_on_condition_check_failure);
-    if (s == KURA_OK)
-        s = item_exprs_parse(&req->expr, NULL, req->condition_expression, NULL,
-                             "ConditionExpression is null", ex);
-    return s;
+    single_write w = {req->table_name, req->item, true, req->condition_expression, &req->expr,
+                      req->return_values, req->return_values_on_condition_check_failure,
+                      req->return_consumed_capacity};
+    return single_write_run(db, &w, res_out);
 }
 
 kura_status kura_delete_item(kura_db *db, const kura_delete_item_req *req,
                              kura_write_result *res_out)
 {
-    item_exprs ex = {0};
-    kura_status s = delete_check(req, &ex);
-    if (s != KURA_OK)
-        return s;
-    kura_table *t = NULL;
-    kbuf key = KBUF_INIT;
-    kura_value old = {0};
-    bool found = false;
-    s = table_acquire(db, req->table_name, &t);
-    if (s == KURA_OK)
-        s = key_build(&t->ks, req->key, KEY_FROM_KEY, &key);
-    if (s == KURA_OK) {
-        bool read_old = ex.cond || req->return_values == KURA_RETURN_ALL_OLD ||
-                        req->return_values_on_condition_check_failure == KURA_RETURN_ALL_OLD ||
-                        req->return_consumed_capacity != KURA_CAPACITY_NONE;
-        s = item_write_locked(t, key.data, key.len, ex.cond, read_old, NULL, &old, &found);
-        s = finish_write(s, t, req->return_values, req->return_values_on_condition_check_failure,
-                         req->return_consumed_capacity, &old, found, 0, res_out);
-    }
-    val_clear(&old);
-    kbuf_free(&key);
-    table_release(t);
-    item_exprs_free(&ex);
-    return s;
+    single_write w = {req->table_name, req->key, false, req->condition_expression, &req->expr,
+                      req->return_values, req->return_values_on_condition_check_failure,
+                      req->return_consumed_capacity};
+    return single_write_run(db, &w, res_out);
 }
 
 /* ---- GetItem ---------------------------------------------------------------------------- */
