@@ -2,7 +2,7 @@
  * api_int.h - internals of the JSON API (api/): the per-call context, the operation table,
  * the long error message, and helpers shared by the operations' request files (req_*.c).
  *
- * How a request runs (execute.c): parse the body (jansson) -> pass 1, types
+ * How a request runs (execute.c): parse the body (jdoc.h) -> pass 1, types
  * (SerializationException) -> pass 2, constraints (ValidationException) -> the operation's
  * run(): legacy_rewrite(), the remaining structural checks in DynamoDB's order, decoding into
  * the kura.h request struct, the C API call, and writing the response's members into c->out
@@ -16,7 +16,7 @@
 #ifndef KURA_API_INT_H
 #define KURA_API_INT_H
 
-#include <jansson.h>
+#include "api/jdoc.h"
 #include <stdbool.h>
 
 #include "api/schema.h"
@@ -35,7 +35,8 @@ const char *api_err_msg(void);
 typedef struct api_call {
     kura_db *db;
     const char *op;
-    json_t *req;      /* the request body after passes 1 and 2 (owned by kura_execute) */
+    jd_doc *doc;      /* the request's JSON document (owned by kura_execute) */
+    jd_t *req;        /* the request body after passes 1 and 2, in doc */
     kbuf out;         /* the response object so far: "{" on entry, then the members written
                        * by the api_out_* helpers; kura_execute closes it (owned by it) */
     kura_value *item; /* ConditionalCheckFailedException's "Item", handed over by the
@@ -60,9 +61,9 @@ extern const api_op api_op_batch_get_item, api_op_batch_write_item; /* req_batch
 /* Decodes an attribute value that passed api_check_types into dst (empty), checking what
  * DynamoDB checks of each value, in its order and with its messages (empty or several
  * datatypes, numbers, NULL false, empty sets, duplicate set members). */
-kura_status jv_decode(const json_t *v, kura_value *dst);
+kura_status jv_decode(const jd_t *v, kura_value *dst);
 /* Decodes a Map<AttributeValue> (an item or key) into a new M value (*out on success). */
-kura_status jv_decode_map(const json_t *obj, kura_value **out);
+kura_status jv_decode_map(const jd_t *obj, kura_value **out);
 
 /* ---- Writing JSON (json_write.c) ----------------------------------------------------------- */
 
@@ -75,8 +76,9 @@ kura_status jw_string(kbuf *b, const char *s, size_t n);
 kura_status jw_message(kbuf *b, const char *s);
 kura_status jw_int(kbuf *b, int64_t v);
 kura_status jw_real(kbuf *b, double d);
-/* Any jansson value (printed by json_dumps). */
-kura_status jw_json(kbuf *b, const json_t *v);
+/* Any JSON value of a document, as json_dumps would print it (members in order, reals as
+ * jw_real). */
+kura_status jw_json(kbuf *b, const jd_t *v);
 /* DynamoDB JSON of a value ({"S":"x"}) / of a map as an item ({"a":{...}}, attributes in
  * the map's order, which is name order). */
 kura_status jw_value(kbuf *b, const kura_value *v);
@@ -91,12 +93,12 @@ kura_status jw_key(kbuf *b, const char *key, size_t len);
 /* ---- Request helpers (req_common.c) ------------------------------------------------------- */
 
 /* Members of the (checked) request: NULL / the default when absent. */
-const char *api_str(const json_t *obj, const char *name);
-bool api_bool(const json_t *obj, const char *name, bool dflt);
-kura_return_capacity api_rcc(const json_t *req);
-kura_select api_select(const json_t *req);
+const char *api_str(const jd_t *obj, const char *name);
+bool api_bool(const jd_t *obj, const char *name, bool dflt);
+kura_return_capacity api_rcc(const jd_t *req);
+kura_select api_select(const jd_t *req);
 /* ReturnValues-like members: "ALL_OLD" -> KURA_RETURN_ALL_OLD, absent -> NONE. */
-kura_return_values api_return_values(const json_t *req, const char *name);
+kura_return_values api_return_values(const jd_t *req, const char *name);
 /* Calls legacy_rewrite() for this call's operation (api/legacy.c). */
 kura_status api_legacy(api_call *c);
 
@@ -107,16 +109,16 @@ typedef struct api_expr {
 } api_expr;
 /* Checks the maps' keys and decodes them (values only with `with_values`), with DynamoDB's
  * messages ("ExpressionAttributeValues contains invalid value: ... for key :v"). */
-kura_status api_expr_decode(const json_t *obj, bool with_values, api_expr *out);
+kura_status api_expr_decode(const jd_t *obj, bool with_values, api_expr *out);
 void api_expr_free(api_expr *e);
 kura_expression_attributes api_expr_attrs(const api_expr *e);
 
 /* Decodes the Map<AttributeValue> member `name` (NULL when absent) into *out. */
-kura_status api_map_member(const json_t *obj, const char *name, kura_value **out);
+kura_status api_map_member(const jd_t *obj, const char *name, kura_value **out);
 
 /* Members of the response (c->out), in the order DynamoDB prints them. api_out_json takes
  * v's reference (also on failure); KURA_E_NOMEM if v is NULL. */
-kura_status api_out_json(api_call *c, const char *key, json_t *v);
+kura_status api_out_json(api_call *c, const char *key, jd_t *v);
 kura_status api_out_item(api_call *c, const char *key, const kura_value *m);
 kura_status api_out_int(api_call *c, const char *key, int64_t v);
 /* The ConsumedCapacity object of one table: {"TableName", "CapacityUnits"[, "Table"]}. */

@@ -75,11 +75,13 @@ static const api_op *find_op(const char *name)
 static kura_status run(api_call *c, const char *operation, const char *json, size_t len,
                        const char **type_out)
 {
-    json_error_t jerr;
-    c->req = json ? json_loadb(json, len, JSON_ALLOW_NUL, &jerr) : NULL;
+    char jerr[160];
     *type_out = "SerializationException";
-    if (!c->req) return api_err(KURA_E_INVALID, "%s", json ? jerr.text : "no request body");
-    if (!json_is_object(c->req))
+    if (!json) return api_err(KURA_E_INVALID, "no request body");
+    if (!(c->doc = jd_doc_new())) return API_NOMEM();
+    if (!(c->req = jd_parse(c->doc, json, len, 0, jerr, sizeof jerr)))
+        return api_err(KURA_E_INVALID, "%s", jerr);
+    if (!jd_is_object(c->req))
         return api_err(KURA_E_INVALID, "Unrecognized collection type class "
                                        "com.amazonaws.dynamodb.v20120810.Request");
     const api_op *op = find_op(operation);
@@ -116,11 +118,11 @@ static kura_status error_body(api_call *c, const char *type, const char *msg)
 kura_status kura_execute(kura_db *db, const char *operation, const char *json, size_t len,
                          char **out, size_t *out_len)
 {
-    api_call c = {db, NULL, NULL, KBUF_INIT, NULL};
+    api_call c = {db, NULL, NULL, NULL, KBUF_INIT, NULL};
     const char *type = NULL;
     exec_error_type = NULL;
     kura_status s = run(&c, operation, json, len, &type);
-    json_decref(c.req);
+    jd_doc_free(c.doc);
     bool written = true;
     if (s != KURA_OK) {
         exec_error_type = type ? type : error_type(s);

@@ -31,23 +31,23 @@
 
 /* ---- Decoding ------------------------------------------------------------------------------ */
 
-static kura_status decode_num(const json_t *s, kura_num *out)
+static kura_status decode_num(const jd_t *s, kura_num *out)
 {
-    if (json_string_length(s) == 0)
+    if (jd_string_length(s) == 0)
         return api_err(KURA_E_INVALID, "The parameter cannot be converted to a numeric value");
-    kura_status st = num_parse(json_string_value(s), json_string_length(s), out);
+    kura_status st = num_parse(jd_string_value(s), jd_string_length(s), out);
     return st == KURA_OK ? KURA_OK : api_engine(st);
 }
 
-static kura_status decode_b64(const json_t *s, kura_value *dst, kura_type type)
+static kura_status decode_b64(const jd_t *s, kura_value *dst, kura_type type)
 {
-    size_t n = json_string_length(s);
+    size_t n = jd_string_length(s);
     unsigned char small[1024], *raw = n / 4 * 3 + 1 <= sizeof small ? small : malloc(n / 4 * 3 + 1);
     if (!raw) return API_NOMEM();
     /* pass 1 made sure the text is canonical base64, so this cannot fail */
-    int len = n ? EVP_DecodeBlock(raw, (const unsigned char *)json_string_value(s), (int)n) : 0;
+    int len = n ? EVP_DecodeBlock(raw, (const unsigned char *)jd_string_value(s), (int)n) : 0;
     if (len > 0) {
-        const char *p = json_string_value(s);
+        const char *p = jd_string_value(s);
         len -= (p[n - 1] == '=') + (p[n - 2] == '=');
     }
     kura_status st = len < 0 ? api_err(KURA_E_INVALID, "Invalid last non-pad Base64 character "
@@ -79,26 +79,26 @@ static kura_status set_dup(const kura_value *set, bool *dup_out)
     return KURA_OK;
 }
 
-static kura_status decode_set(const json_t *arr, kura_type type, kura_value *dst)
+static kura_status decode_set(const jd_t *arr, kura_type type, kura_value *dst)
 {
     static const char *const empty[] = {"An string set  may not be empty",
                                         "An number set  may not be empty",
                                         "Binary sets should not be empty"};
     int k = type == KURA_SS ? 0 : type == KURA_NS ? 1 : 2;
-    if (json_array_size(arr) == 0) return api_err(KURA_E_INVALID, MSG_INVALID "%s", empty[k]);
+    if (jd_array_size(arr) == 0) return api_err(KURA_E_INVALID, MSG_INVALID "%s", empty[k]);
     val_init_container(dst, type);
     kura_status st = KURA_OK;
-    for (size_t i = 0; st == KURA_OK && i < json_array_size(arr); i++) {
-        const json_t *e = json_array_get(arr, i);
+    for (size_t i = 0; st == KURA_OK && i < jd_array_size(arr); i++) {
+        const jd_t *e = jd_array_get(arr, i);
         kura_value m = {0};
-        if (!json_is_string(e)) { /* a null member */
+        if (!jd_is_string(e)) { /* a null member */
             st = api_err(KURA_E_INVALID, MSG_EMPTY);
         } else if (type == KURA_NS) {
             kura_num num;
             st = decode_num(e, &num);
             if (st == KURA_OK) val_set_num(&m, &num);
         } else if (type == KURA_SS) {
-            st = val_set_bytes(&m, KURA_S, json_string_value(e), json_string_length(e));
+            st = val_set_bytes(&m, KURA_S, jd_string_value(e), jd_string_length(e));
         } else {
             st = decode_b64(e, &m, KURA_B);
         }
@@ -123,14 +123,14 @@ static kura_status decode_set(const json_t *arr, kura_type type, kura_value *dst
     return st == KURA_E_NOMEM ? API_NOMEM() : st;
 }
 
-static kura_status decode_map_into(const json_t *obj, kura_value *dst)
+static kura_status decode_map_into(const jd_t *obj, kura_value *dst)
 {
     val_init_container(dst, KURA_M);
     const char *key;
     size_t key_len;
-    json_t *val;
+    jd_t *val;
     kura_status st = KURA_OK;
-    json_object_keylen_foreach((json_t *)obj, key, key_len, val)
+    jd_object_keylen_foreach((jd_t *)obj, key, key_len, val)
     {
         kura_value m = {0};
         st = jv_decode(val, &m);
@@ -141,13 +141,13 @@ static kura_status decode_map_into(const json_t *obj, kura_value *dst)
     return st;
 }
 
-static kura_status decode_list(const json_t *arr, kura_value *dst)
+static kura_status decode_list(const jd_t *arr, kura_value *dst)
 {
     val_init_container(dst, KURA_L);
     kura_status st = KURA_OK;
-    for (size_t i = 0; st == KURA_OK && i < json_array_size(arr); i++) {
+    for (size_t i = 0; st == KURA_OK && i < jd_array_size(arr); i++) {
         kura_value m = {0};
-        st = jv_decode(json_array_get(arr, i), &m);
+        st = jv_decode(jd_array_get(arr, i), &m);
         if (st == KURA_OK && val_list_push(dst, &m) != KURA_OK) st = API_NOMEM();
     }
     if (st != KURA_OK) val_clear(dst);
@@ -155,11 +155,11 @@ static kura_status decode_list(const json_t *arr, kura_value *dst)
 }
 
 /* One datatype member ("S": ...) of an attribute value. */
-static kura_status decode_member(const char *type, const json_t *v, kura_value *dst)
+static kura_status decode_member(const char *type, const jd_t *v, kura_value *dst)
 {
     kura_status st;
     if (strcmp(type, "S") == 0) {
-        st = val_set_bytes(dst, KURA_S, json_string_value(v), json_string_length(v));
+        st = val_set_bytes(dst, KURA_S, jd_string_value(v), jd_string_length(v));
         return st == KURA_OK ? KURA_OK : API_NOMEM();
     }
     if (strcmp(type, "N") == 0) {
@@ -169,11 +169,11 @@ static kura_status decode_member(const char *type, const json_t *v, kura_value *
     }
     if (strcmp(type, "B") == 0) return decode_b64(v, dst, KURA_B);
     if (strcmp(type, "BOOL") == 0) {
-        val_set_bool(dst, json_is_true(v));
+        val_set_bool(dst, jd_is_true(v));
         return KURA_OK;
     }
     if (strcmp(type, "NULL") == 0) {
-        if (!json_is_true(v))
+        if (!jd_is_true(v))
             return api_err(KURA_E_INVALID, MSG_INVALID "Null attribute value types must have "
                                                        "the value of true");
         val_set_null(dst);
@@ -188,13 +188,13 @@ static kura_status decode_member(const char *type, const json_t *v, kura_value *
                       dst);
 }
 
-kura_status jv_decode(const json_t *v, kura_value *dst)
+kura_status jv_decode(const jd_t *v, kura_value *dst)
 {
-    if (!json_is_object(v) || json_object_size(v) == 0) return api_err(KURA_E_INVALID, MSG_EMPTY);
+    if (!jd_is_object(v) || jd_object_size(v) == 0) return api_err(KURA_E_INVALID, MSG_EMPTY);
     const char *type;
-    json_t *member;
+    jd_t *member;
     size_t n = 0;
-    json_object_foreach((json_t *)v, type, member)
+    jd_object_foreach((jd_t *)v, type, member)
     {
         kura_value tmp = {0};
         kura_status st = decode_member(type, member, n == 0 ? dst : &tmp);
@@ -212,7 +212,7 @@ kura_status jv_decode(const json_t *v, kura_value *dst)
     return KURA_OK;
 }
 
-kura_status jv_decode_map(const json_t *obj, kura_value **out)
+kura_status jv_decode_map(const jd_t *obj, kura_value **out)
 {
     kura_value *m = kura_value_map();
     if (!m) return API_NOMEM();
@@ -230,14 +230,19 @@ kura_status jv_decode_map(const json_t *obj, kura_value **out)
 
 kura_status kura_value_from_json(const char *json, size_t len, bool item, kura_value **v_out)
 {
-    json_error_t jerr;
-    json_t *root = json_loadb(json, len, JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
-    if (!root) return kura_err(KURA_E_INVALID, "invalid JSON: %s", jerr.text);
+    char jerr[160];
+    jd_doc *doc = jd_doc_new();
+    if (!doc) return kura_err(KURA_E_NOMEM, "out of memory");
+    jd_t *root = jd_parse(doc, json, len, JD_DECODE_ANY, jerr, sizeof jerr);
+    if (!root) {
+        jd_doc_free(doc);
+        return kura_err(KURA_E_INVALID, "invalid JSON: %s", jerr);
+    }
     kura_status st = api_check_value(&root, item ? &api_attr_map : &api_attr_value);
     kura_value *v = NULL;
     if (st == KURA_OK && item) {
-        st = json_is_object(root) ? jv_decode_map(root, &v)
-                                  : api_err(KURA_E_INVALID, "Unexpected field type");
+        st = jd_is_object(root) ? jv_decode_map(root, &v)
+                                : api_err(KURA_E_INVALID, "Unexpected field type");
     } else if (st == KURA_OK) {
         v = kura_value_null();
         if (!v) {
@@ -251,7 +256,7 @@ kura_status kura_value_from_json(const char *json, size_t len, bool item, kura_v
             }
         }
     }
-    json_decref(root);
+    jd_doc_free(doc);
     if (st != KURA_OK) return st;
     *v_out = v;
     return KURA_OK;

@@ -1,14 +1,15 @@
 /*
  * json_write.c - This file contains the JSON writer of the API's responses: text appended to
  * a kbuf, byte for byte what jansson's json_dumps(JSON_COMPACT | JSON_REAL_PRECISION(15))
- * writes for the same JSON, without building a json_t tree first.
+ * writes for the same JSON (the format api/ has always answered in), without building a tree
+ * first.
  *
- * Responses used to be json_t trees dumped at the end, which cost a json_t object, a hash
+ * Responses used to be jansson trees dumped at the end, which cost a json_t object, a hash
  * table and a copied string per attribute value, and then a second walk to print them; a
  * Query page of 20 items spent most of its time there. Now values are written straight from
  * kura_value (jw_value, jw_item) and only small, rare members (a TableDescription, the
- * parameters BatchGetItem echoes back) are still jansson trees, printed by json_dumps itself
- * (jw_json), so there is only one JSON printer to keep exact:
+ * parameters BatchGetItem echoes back) are document trees (jdoc.h), printed by jw_json with
+ * the same functions:
  *
  *  - strings: '"' and '\\' escaped with a backslash; \b \f \n \r \t by name; every other
  *    byte below 0x20 (NUL included) as \u00XX with upper-case hex; '/', DEL and non-ASCII
@@ -36,26 +37,6 @@
 static inline bool plain(uint8_t c)
 {
     return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
-}
-
-/* Length of the UTF-8 sequence at p[0..n) (p[0] >= 0x80), or 0 when it is not one jansson
- * accepts (utf8_check_first / utf8_check_full of jansson's utf.c). */
-static size_t utf8_seq(const uint8_t *p, size_t n)
-{
-    uint8_t u = p[0];
-    size_t len = u >= 0xC2 && u <= 0xDF   ? 2
-                 : u >= 0xE0 && u <= 0xEF ? 3
-                 : u >= 0xF0 && u <= 0xF4 ? 4
-                                          : 0;
-    if (len == 0 || len > n) return 0;
-    uint32_t cp = u & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
-    for (size_t i = 1; i < len; i++) {
-        if ((p[i] & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (p[i] & 0x3F);
-    }
-    static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF) || cp < least[len]) return 0;
-    return len;
 }
 
 /* The escape of a byte below 0x20, '"' or '\\' into e (returns its length). */
@@ -117,7 +98,7 @@ static kura_status write_string(kbuf *b, const char *s, size_t n, bool strict)
         if (!kbuf_append(b, run, (size_t)(p - run))) return NOMEM();
         if (p == end) break;
         if (*p >= 0x80) {
-            size_t k = utf8_seq(p, (size_t)(end - p));
+            size_t k = jd_utf8_seq(p, (size_t)(end - p));
             if (k == 0 && strict)
                 return api_err(KURA_E_INVALID, "a string of the response is not valid UTF-8");
             if (!(k ? kbuf_append(b, p, k) : kbuf_append(b, "\xEF\xBF\xBD", 3))) return NOMEM();
@@ -195,13 +176,46 @@ kura_status jw_real(kbuf *b, double d)
     return kbuf_append(b, num, (size_t)n) ? KURA_OK : NOMEM();
 }
 
-kura_status jw_json(kbuf *b, const json_t *v)
+kura_status jw_json(kbuf *b, const jd_t *v)
 {
-    char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
-    if (!text) return NOMEM();
-    bool ok = kbuf_append(b, text, strlen(text));
-    free(text);
-    return ok ? KURA_OK : NOMEM();
+    kura_status s = KURA_OK;
+    switch (v->type) {
+    case JD_OBJECT: {
+        const char *key;
+        size_t key_len;
+        jd_t *val;
+        bool first = true;
+        if (!kbuf_put_u8(b, '{')) return NOMEM();
+        jd_object_keylen_foreach(v, key, key_len, val)
+        {
+            if (!first && !kbuf_put_u8(b, ',')) return NOMEM();
+            first = false;
+            if ((s = jw_string(b, key, key_len)) != KURA_OK) return s;
+            if (!kbuf_put_u8(b, ':')) return NOMEM();
+            if ((s = jw_json(b, val)) != KURA_OK) return s;
+        }
+        return kbuf_put_u8(b, '}') ? KURA_OK : NOMEM();
+    }
+    case JD_ARRAY:
+        if (!kbuf_put_u8(b, '[')) return NOMEM();
+        for (size_t i = 0; i < jd_array_size(v); i++) {
+            if (i && !kbuf_put_u8(b, ',')) return NOMEM();
+            if ((s = jw_json(b, jd_array_get(v, i))) != KURA_OK) return s;
+        }
+        return kbuf_put_u8(b, ']') ? KURA_OK : NOMEM();
+    case JD_STRING:
+        return jw_string(b, v->u.str.p, v->u.str.len);
+    case JD_INTEGER:
+        return jw_int(b, v->u.i);
+    case JD_REAL:
+        return jw_real(b, v->u.r);
+    case JD_TRUE:
+        return jw_raw(b, "true");
+    case JD_FALSE:
+        return jw_raw(b, "false");
+    default:
+        return jw_raw(b, "null");
+    }
 }
 
 /* ---- Attribute values ---------------------------------------------------------------------- */

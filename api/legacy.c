@@ -37,26 +37,24 @@
 
 /* ---- Generated names and values ----------------------------------------------------------- */
 
-static kura_status lgen_init(legacy_gen *g, const json_t *req)
+static kura_status lgen_init(legacy_gen *g, const jd_t *req)
 {
     memset(g, 0, sizeof(*g));
+    g->doc = jd_doc_of(req);
     g->user_names = legacy_get(req, "ExpressionAttributeNames");
     g->user_values = legacy_get(req, "ExpressionAttributeValues");
-    if (g->user_names && !json_is_object(g->user_names))
+    if (g->user_names && !jd_is_object(g->user_names))
         return legacy_type_error(g->user_names, "Map");
-    if (g->user_values && !json_is_object(g->user_values))
+    if (g->user_values && !jd_is_object(g->user_values))
         return legacy_type_error(g->user_values, "Map");
-    g->names = json_object();
-    g->values = json_object();
-    g->by_attr = json_object();
+    g->names = jd_object(g->doc);
+    g->values = jd_object(g->doc);
+    g->by_attr = jd_object(g->doc);
     return g->names && g->values && g->by_attr ? KURA_OK : legacy_nomem();
 }
 
 static void lgen_free(legacy_gen *g)
 {
-    json_decref(g->names);
-    json_decref(g->values);
-    json_decref(g->by_attr);
     for (int i = 0; i < g->nout; i++)
         kbuf_free(&g->out[i].text);
 }
@@ -71,47 +69,47 @@ static kbuf *lgen_expr(legacy_gen *g, const char *param)
 /* The "#lN" placeholder of attribute `attr` into ph, skipping the request's own names. */
 kura_status legacy_gen_name(legacy_gen *g, const char *attr, char *ph)
 {
-    json_t *have = json_object_get(g->by_attr, attr);
+    jd_t *have = jd_object_get(g->by_attr, attr);
     if (have) {
-        snprintf(ph, LPH_MAX, "%s", json_string_value(have));
+        snprintf(ph, LPH_MAX, "%s", jd_string_value(have));
         return KURA_OK;
     }
     do
         snprintf(ph, LPH_MAX, "#l%u", g->next_name++);
-    while (json_object_get(g->user_names, ph));
-    if (json_object_set_new(g->names, ph, json_string(attr)) ||
-        json_object_set_new(g->by_attr, attr, json_string(ph)))
+    while (jd_object_get(g->user_names, ph));
+    if (jd_object_set(g->names, ph, jd_string(g->doc, attr)) ||
+        jd_object_set(g->by_attr, attr, jd_string(g->doc, ph)))
         return legacy_nomem();
     return KURA_OK;
 }
 
 /* A new ":lN" placeholder for value `v` (shared, not copied) into ph. */
-kura_status legacy_gen_value(legacy_gen *g, json_t *v, char *ph)
+kura_status legacy_gen_value(legacy_gen *g, jd_t *v, char *ph)
 {
     do
         snprintf(ph, LPH_MAX, ":l%u", g->next_value++);
-    while (json_object_get(g->user_values, ph));
-    return json_object_set(g->values, ph, v) ? legacy_nomem() : KURA_OK;
+    while (jd_object_get(g->user_values, ph));
+    return jd_object_set(g->values, ph, v) ? legacy_nomem() : KURA_OK;
 }
 
 /* Adds the expressions and map entries to `req` and removes the legacy members `legacy`. */
-static kura_status lgen_commit(legacy_gen *g, json_t *req, const char *const *legacy)
+static kura_status lgen_commit(legacy_gen *g, jd_t *req, const char *const *legacy)
 {
     for (int i = 0; i < g->nout; i++) {
         if (!g->out[i].text.len) continue; /* e.g. Expected: {} asks for no condition */
-        json_t *s = json_stringn((const char *)g->out[i].text.data, g->out[i].text.len);
-        if (json_object_set_new(req, g->out[i].param, s)) return legacy_nomem();
+        jd_t *s = jd_stringn(g->doc, (const char *)g->out[i].text.data, g->out[i].text.len);
+        if (jd_object_set(req, g->out[i].param, s)) return legacy_nomem();
     }
     const char *maps[2] = {"ExpressionAttributeNames", "ExpressionAttributeValues"};
-    json_t *add[2] = {g->names, g->values};
+    jd_t *add[2] = {g->names, g->values};
     for (int i = 0; i < 2; i++) {
-        if (!json_object_size(add[i])) continue;
-        json_t *have = legacy_get(req, maps[i]);
-        if (have ? json_object_update(have, add[i]) : json_object_set(req, maps[i], add[i]))
+        if (!jd_object_size(add[i])) continue;
+        jd_t *have = legacy_get(req, maps[i]);
+        if (have ? jd_object_update(have, add[i]) : jd_object_set(req, maps[i], add[i]))
             return legacy_nomem();
     }
     for (; *legacy; legacy++)
-        json_object_del(req, *legacy);
+        jd_object_del(req, *legacy);
     return KURA_OK;
 }
 
@@ -127,22 +125,22 @@ static bool lclause_add(kbuf *b, const char *kw)
 }
 
 /* Checks one AttributeUpdates entry; its action into *action_out. */
-static kura_status lupdate_check(const char *attr, const json_t *u, int *action_out)
+static kura_status lupdate_check(const char *attr, const jd_t *u, int *action_out)
 {
-    if (!json_is_object(u)) return legacy_type_error(u, "Map");
-    json_t *value = legacy_get(u, "Value"), *av = legacy_get(u, "Action");
+    if (!jd_is_object(u)) return legacy_type_error(u, "Map");
+    jd_t *value = legacy_get(u, "Value"), *av = legacy_get(u, "Action");
     int action = UA_PUT, t = -1;
     kura_status st;
-    if (av && !json_is_string(av)) return legacy_type_error(av, "String");
+    if (av && !jd_is_string(av)) return legacy_type_error(av, "String");
     if (av) {
-        for (action = 0; action < 3 && strcmp(json_string_value(av), ua_names[action]); action++)
+        for (action = 0; action < 3 && strcmp(jd_string_value(av), ua_names[action]); action++)
             ;
         if (action == 3)
             return kura_err(KURA_E_INVALID,
                             "1 validation error detected: Value '%s' at 'attributeUpdates.%s."
                             "member.action' failed to satisfy constraint: Member must satisfy "
                             "enum value set: [ADD, PUT, DELETE]",
-                            json_string_value(av), attr);
+                            jd_string_value(av), attr);
     }
     if (value && (st = legacy_value_check(value)) != KURA_OK) return st;
     if (value) t = legacy_value_type(value);
@@ -162,27 +160,28 @@ static kura_status lupdate_check(const char *attr, const json_t *u, int *action_
 
 /* Translates AttributeUpdates into an UpdateExpression in `out`: SET, REMOVE, ADD and DELETE
  * clauses in that order, each listing its attributes in the order given. */
-static kura_status lupdates_translate(legacy_gen *g, const json_t *updates, kbuf *out)
+static kura_status lupdates_translate(legacy_gen *g, const jd_t *updates, kbuf *out)
 {
-    if (!json_is_object(updates)) return legacy_type_error(updates, "Map");
+    if (!jd_is_object(updates)) return legacy_type_error(updates, "Map");
     kbuf cl[4] = {KBUF_INIT, KBUF_INIT, KBUF_INIT, KBUF_INIT}; /* SET REMOVE ADD DELETE */
     kura_status st = KURA_OK;
     const char *attr;
-    json_t *u;
-    json_object_foreach((json_t *)updates, attr, u)
+    jd_t *u;
+    jd_object_foreach((jd_t *)updates, attr, u)
     {
         int action = UA_PUT;
         char n[LPH_MAX], v[LPH_MAX] = "";
-        json_t *value = legacy_get(u, "Value");
+        jd_t *value = legacy_get(u, "Value");
         if ((st = lupdate_check(attr, u, &action)) != KURA_OK ||
             (st = legacy_gen_name(g, attr, n)) != KURA_OK ||
             (value && (st = legacy_gen_value(g, value, v)) != KURA_OK))
             break;
         bool ok, list = value && legacy_value_type(value) == LT_L;
         if (action == UA_ADD && list && !g->empty_list[0]) {
-            json_t *empty = json_pack("{s:[]}", "L");
-            st = empty ? legacy_gen_value(g, empty, g->empty_list) : legacy_nomem();
-            json_decref(empty);
+            jd_t *empty = jd_object(g->doc);
+            st = empty && jd_object_set(empty, "L", jd_array(g->doc)) == 0
+                     ? legacy_gen_value(g, empty, g->empty_list)
+                     : legacy_nomem();
             if (st) break;
         }
         if (action == UA_PUT)
@@ -214,19 +213,19 @@ static kura_status lupdates_translate(legacy_gen *g, const json_t *updates, kbuf
 /* ---- AttributesToGet ------------------------------------------------------------------------- */
 
 /* Translates AttributesToGet (at `path` in messages) into a ProjectionExpression in `out`. */
-static kura_status lproj_translate(legacy_gen *g, const json_t *atg, const char *path, kbuf *out)
+static kura_status lproj_translate(legacy_gen *g, const jd_t *atg, const char *path, kbuf *out)
 {
-    if (!json_is_array(atg)) return legacy_type_error(atg, "List");
-    size_t n = json_array_size(atg);
+    if (!jd_is_array(atg)) return legacy_type_error(atg, "List");
+    size_t n = jd_array_size(atg);
     for (size_t i = 0; i < n; i++)
-        if (!json_is_string(json_array_get(atg, i)))
-            return legacy_type_error(json_array_get(atg, i), "String");
+        if (!jd_is_string(jd_array_get(atg, i)))
+            return legacy_type_error(jd_array_get(atg, i), "String");
     if (n < 1 || n > 255) {
         kbuf list = KBUF_INIT; /* the value as DynamoDB prints it: [a, b, c] */
         bool ok = legacy_put(&list, "[");
         for (size_t i = 0; ok && i < n; i++)
             ok = (!i || legacy_put(&list, ", ")) &&
-                 legacy_put(&list, json_string_value(json_array_get(atg, i)));
+                 legacy_put(&list, jd_string_value(jd_array_get(atg, i)));
         ok = ok && kbuf_append(&list, "]", 2);
         kura_status st =
             !ok ? legacy_nomem()
@@ -239,15 +238,15 @@ static kura_status lproj_translate(legacy_gen *g, const json_t *atg, const char 
         return st;
     }
     for (size_t i = 0; i < n; i++) {
-        const char *a = json_string_value(json_array_get(atg, i));
+        const char *a = jd_string_value(jd_array_get(atg, i));
         for (size_t j = 0; j < i; j++)
-            if (!strcmp(a, json_string_value(json_array_get(atg, j))))
+            if (!strcmp(a, jd_string_value(jd_array_get(atg, j))))
                 return kura_err(KURA_E_INVALID, LMSG_PARAM "Duplicate value in attribute name: %s",
                                 a);
     }
     for (size_t i = 0; i < n; i++) {
         char ph[LPH_MAX];
-        kura_status st = legacy_gen_name(g, json_string_value(json_array_get(atg, i)), ph);
+        kura_status st = legacy_gen_name(g, jd_string_value(jd_array_get(atg, i)), ph);
         if (st) return st;
         if (!legacy_putf(out, "%s%s", i ? ", " : "", ph)) return legacy_nomem();
     }
@@ -257,7 +256,7 @@ static kura_status lproj_translate(legacy_gen *g, const json_t *atg, const char 
 /* ---- Which parameters may appear together ------------------------------------------------- */
 
 /* Appends the members of `names` present in `req` to `b` as "A, B" (skipping `skip`). */
-static bool llist_present(const json_t *req, const char *const *names, const char *skip, kbuf *b)
+static bool llist_present(const jd_t *req, const char *const *names, const char *skip, kbuf *b)
 {
     bool ok = true;
     for (; ok && *names; names++)
@@ -268,7 +267,7 @@ static bool llist_present(const json_t *req, const char *const *names, const cha
 
 /* DynamoDB's rules on combining the expression parameters `exprs` and the legacy parameters
  * `legacy` of an operation, and on ExpressionAttributeNames/Values without an expression. */
-static kura_status lcheck_params(const json_t *req, const char *const *exprs,
+static kura_status lcheck_params(const jd_t *req, const char *const *exprs,
                                  const char *const *legacy)
 {
     kbuf e = KBUF_INIT, l = KBUF_INIT, v = KBUF_INIT;
@@ -307,34 +306,34 @@ static kura_status lcheck_params(const json_t *req, const char *const *exprs,
 }
 
 /* ConditionalOperator: AND or OR, and only with two or more conditions in `filter`. */
-static kura_status lcheck_condop(const json_t *req, const char *filter, bool *any_out)
+static kura_status lcheck_condop(const jd_t *req, const char *filter, bool *any_out)
 {
-    json_t *co = legacy_get(req, "ConditionalOperator"), *f = legacy_get(req, filter);
+    jd_t *co = legacy_get(req, "ConditionalOperator"), *f = legacy_get(req, filter);
     *any_out = false;
     if (!co) return KURA_OK;
-    if (!json_is_string(co)) return legacy_type_error(co, "String");
-    if (strcmp(json_string_value(co), "AND") && strcmp(json_string_value(co), "OR"))
+    if (!jd_is_string(co)) return legacy_type_error(co, "String");
+    if (strcmp(jd_string_value(co), "AND") && strcmp(jd_string_value(co), "OR"))
         return kura_err(KURA_E_INVALID,
                         "1 validation error detected: Value '%s' at 'conditionalOperator' failed "
                         "to satisfy constraint: Member must satisfy enum value set: [OR, AND]",
-                        json_string_value(co));
-    if (f && !json_is_object(f)) return legacy_type_error(f, "Map");
-    if (json_object_size(f) == 0)
+                        jd_string_value(co));
+    if (f && !jd_is_object(f)) return legacy_type_error(f, "Map");
+    if (jd_object_size(f) == 0)
         return kura_err(KURA_E_INVALID, "ConditionalOperator cannot be used without Filter or "
                                         "Expected");
-    if (json_object_size(f) == 1)
+    if (jd_object_size(f) == 1)
         return kura_err(KURA_E_INVALID, "ConditionalOperator can only be used when Filter or "
                                         "Expected has two or more elements");
-    *any_out = !strcmp(json_string_value(co), "OR");
+    *any_out = !strcmp(jd_string_value(co), "OR");
     return KURA_OK;
 }
 
 /* AttributesToGet with a Select that returns other attributes or none. */
-static kura_status lcheck_select(const json_t *req)
+static kura_status lcheck_select(const jd_t *req)
 {
-    json_t *sel = legacy_get(req, "Select");
-    if (!legacy_get(req, "AttributesToGet") || !json_is_string(sel)) return KURA_OK;
-    const char *s = json_string_value(sel);
+    jd_t *sel = legacy_get(req, "Select");
+    if (!legacy_get(req, "AttributesToGet") || !jd_is_string(sel)) return KURA_OK;
+    const char *s = jd_string_value(sel);
     if (!strcmp(s, "ALL_ATTRIBUTES") || !strcmp(s, "ALL_PROJECTED_ATTRIBUTES") ||
         !strcmp(s, "COUNT"))
         return kura_err(KURA_E_INVALID,
@@ -362,11 +361,11 @@ static const char *const lrm_update[] = {"Expected", "ConditionalOperator", "Att
                                          NULL};
 
 /* PutItem, DeleteItem and UpdateItem: Expected and AttributeUpdates. */
-static kura_status lrewrite_write(json_t *req, bool update)
+static kura_status lrewrite_write(jd_t *req, bool update)
 {
     bool any;
     legacy_gen g;
-    json_t *updates = update ? legacy_get(req, "AttributeUpdates") : NULL,
+    jd_t *updates = update ? legacy_get(req, "AttributeUpdates") : NULL,
            *exp = legacy_get(req, "Expected");
     kura_status st = lcheck_params(req, update ? lx_update : lx_cond, update ? ll_update : ll_cond);
     if (!st) st = lcheck_condop(req, "Expected", &any);
@@ -382,11 +381,11 @@ static kura_status lrewrite_write(json_t *req, bool update)
 }
 
 /* Query (filter "QueryFilter") and Scan ("ScanFilter"). */
-static kura_status lrewrite_read(json_t *req, bool query)
+static kura_status lrewrite_read(jd_t *req, bool query)
 {
     const char *fname = query ? "QueryFilter" : "ScanFilter";
-    json_t *atg = legacy_get(req, "AttributesToGet"), *filter = legacy_get(req, fname);
-    json_t *keys = query ? legacy_get(req, "KeyConditions") : NULL;
+    jd_t *atg = legacy_get(req, "AttributesToGet"), *filter = legacy_get(req, fname);
+    jd_t *keys = query ? legacy_get(req, "KeyConditions") : NULL;
     bool any;
     legacy_gen g;
     kura_status st = lcheck_params(req, query ? lx_query : lx_scan, query ? ll_query : ll_scan);
@@ -407,9 +406,9 @@ static kura_status lrewrite_read(json_t *req, bool query)
 }
 
 /* GetItem, and one table of a BatchGetItem (`path` names its AttributesToGet in messages). */
-static kura_status lrewrite_get(json_t *req, const char *path)
+static kura_status lrewrite_get(jd_t *req, const char *path)
 {
-    json_t *atg = legacy_get(req, "AttributesToGet");
+    jd_t *atg = legacy_get(req, "AttributesToGet");
     legacy_gen g;
     kura_status st = lcheck_params(req, lx_get, ll_get);
     if (st || !atg) return st;
@@ -422,37 +421,36 @@ static kura_status lrewrite_get(json_t *req, const char *path)
 
 /* BatchGetItem: each table of RequestItems. The tables are rewritten in a copy that replaces
  * RequestItems only when all of them succeeded. */
-static kura_status lrewrite_batch_get(json_t *req)
+static kura_status lrewrite_batch_get(jd_t *req)
 {
-    json_t *items = legacy_get(req, "RequestItems"), *table;
+    jd_t *items = legacy_get(req, "RequestItems"), *table;
     const char *name;
     bool legacy = false;
     kura_status st = KURA_OK;
-    if (!json_is_object(items))
+    if (!jd_is_object(items))
         return KURA_OK; /* the engine reports a missing or malformed RequestItems */
-    json_object_foreach(items, name, table)
+    jd_object_foreach(items, name, table)
     {
-        if (json_is_object(table) && (st = lcheck_params(table, lx_get, ll_get)) != KURA_OK)
+        if (jd_is_object(table) && (st = lcheck_params(table, lx_get, ll_get)) != KURA_OK)
             return st;
-        legacy = legacy || (json_is_object(table) && json_object_get(table, "AttributesToGet"));
+        legacy = legacy || (jd_is_object(table) && jd_object_get(table, "AttributesToGet"));
     }
     if (!legacy) return KURA_OK;
-    json_t *copy = json_deep_copy(items);
+    jd_t *copy = jd_deep_copy(jd_doc_of(req), items);
     if (!copy) return legacy_nomem();
-    json_object_foreach(copy, name, table)
+    jd_object_foreach(copy, name, table)
     {
         char path[300];
         snprintf(path, sizeof(path), "requestItems.%.255s.member.attributesToGet", name);
-        if (json_is_object(table) && (st = lrewrite_get(table, path)) != KURA_OK) break;
+        if (jd_is_object(table) && (st = lrewrite_get(table, path)) != KURA_OK) break;
     }
-    if (!st && json_object_set(req, "RequestItems", copy)) st = legacy_nomem();
-    json_decref(copy);
+    if (!st && jd_object_set(req, "RequestItems", copy)) st = legacy_nomem();
     return st;
 }
 
-kura_status legacy_rewrite(const char *op, json_t *req)
+kura_status legacy_rewrite(const char *op, jd_t *req)
 {
-    if (!json_is_object(req)) return KURA_OK; /* the caller rejects a body that is not an object */
+    if (!jd_is_object(req)) return KURA_OK; /* the caller rejects a body that is not an object */
     if (!strcmp(op, "PutItem") || !strcmp(op, "DeleteItem")) return lrewrite_write(req, false);
     if (!strcmp(op, "UpdateItem")) return lrewrite_write(req, true);
     if (!strcmp(op, "Query") || !strcmp(op, "Scan"))

@@ -31,7 +31,7 @@
 #ifndef KURA_API_LEGACY_H
 #define KURA_API_LEGACY_H
 
-#include <jansson.h>
+#include "api/jdoc.h"
 
 #include "kura.h"
 
@@ -48,6 +48,6 @@
  * is unchanged), or KURA_E_NOMEM (then `req` may be partly rewritten and must be discarded).
  * Thread safety: none needed; `req` belongs to the calling thread.
  */
-kura_status legacy_rewrite(const char *op, json_t *req);
+kura_status legacy_rewrite(const char *op, jd_t *req);
 
 #endif

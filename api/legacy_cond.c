@@ -61,23 +61,23 @@ static const struct lop {
 
 /* ---- Helpers shared with legacy.c ------------------------------------------------------------ */
 
-kura_status legacy_type_error(const json_t *got, const char *want)
+kura_status legacy_type_error(const jd_t *got, const char *want)
 {
     bool scalar = !strcmp(want, "String") || !strcmp(want, "Boolean");
-    if (json_is_object(got))
+    if (jd_is_object(got))
         return kura_err(KURA_E_INVALID, "Start of structure or map found where not expected");
-    if (json_is_array(got))
+    if (jd_is_array(got))
         return kura_err(KURA_E_INVALID,
                         scalar ? "Unrecognized collection type class java.lang.%s"
                                : "Start of list found where not expected",
                         want);
     if (!scalar) return kura_err(KURA_E_INVALID, "Unexpected field type");
-    if (json_is_boolean(got))
+    if (jd_is_boolean(got))
         return kura_err(KURA_E_INVALID, "%s cannot be converted to %s",
-                        json_is_true(got) ? "TRUE_VALUE" : "FALSE_VALUE", want);
-    if (json_is_number(got))
+                        jd_is_true(got) ? "TRUE_VALUE" : "FALSE_VALUE", want);
+    if (jd_is_number(got))
         return kura_err(KURA_E_INVALID, "%s cannot be converted to %s",
-                        json_is_integer(got) ? "NUMBER_VALUE" : "DECIMAL_VALUE", want);
+                        jd_is_integer(got) ? "NUMBER_VALUE" : "DECIMAL_VALUE", want);
     return kura_err(KURA_E_INVALID, "Unexpected token received from parser");
 }
 
@@ -94,16 +94,16 @@ bool legacy_putf(kbuf *b, const char *fmt, ...)
 /* ---- Attribute values ---------------------------------------------------------------------- */
 
 /* The type of a checked AttributeValue (its one non-null datatype member). */
-int legacy_value_type(const json_t *v)
+int legacy_value_type(const jd_t *v)
 {
     for (int t = 0; t < LT_COUNT; t++)
         if (legacy_get(v, legacy_type_names[t])) return t;
     return -1;
 }
 
-kura_status legacy_value_check(const json_t *v)
+kura_status legacy_value_check(const jd_t *v)
 {
-    if (!json_is_object(v)) return kura_err(KURA_E_INVALID, "Unexpected value type in payload");
+    if (!jd_is_object(v)) return kura_err(KURA_E_INVALID, "Unexpected value type in payload");
     int n = 0;
     for (int t = 0; t < LT_COUNT; t++)
         n += legacy_get(v, legacy_type_names[t]) != NULL;
@@ -113,10 +113,10 @@ kura_status legacy_value_check(const json_t *v)
     if (n > 1)
         return kura_err(KURA_E_INVALID, "Supplied AttributeValue has more than one datatypes "
                                         "set, must contain exactly one of the supported datatypes");
-    json_t *num = legacy_get(v, "N");
+    jd_t *num = legacy_get(v, "N");
     kura_num parsed;
-    if (num && !json_is_string(num)) return legacy_type_error(num, "String");
-    return num ? num_parse(json_string_value(num), json_string_length(num), &parsed) : KURA_OK;
+    if (num && !jd_is_string(num)) return legacy_type_error(num, "String");
+    return num ? num_parse(jd_string_value(num), jd_string_length(num), &parsed) : KURA_OK;
 }
 
 /* Standard base64 into `out`; false on a bad character or no memory. */
@@ -145,24 +145,24 @@ static bool lb64_decode(const char *s, size_t len, kbuf *out)
 
 /* Whether the BETWEEN bounds a > b (same scalar type `t`, checked by legacy_value_check). Bounds
  * the engine will reject anyway (bad base64) do not count as reversed. */
-static bool lv_greater(int t, const json_t *a, const json_t *b)
+static bool lv_greater(int t, const jd_t *a, const jd_t *b)
 {
-    const json_t *x = legacy_get(a, legacy_type_names[t]), *y = legacy_get(b, legacy_type_names[t]);
-    if (!json_is_string(x) || !json_is_string(y)) return false;
+    const jd_t *x = legacy_get(a, legacy_type_names[t]), *y = legacy_get(b, legacy_type_names[t]);
+    if (!jd_is_string(x) || !jd_is_string(y)) return false;
     if (t == LT_N) {
         kura_num p, q;
-        return num_parse(json_string_value(x), json_string_length(x), &p) == KURA_OK &&
-               num_parse(json_string_value(y), json_string_length(y), &q) == KURA_OK &&
+        return num_parse(jd_string_value(x), jd_string_length(x), &p) == KURA_OK &&
+               num_parse(jd_string_value(y), jd_string_length(y), &q) == KURA_OK &&
                num_cmp(&p, &q) > 0;
     }
     kbuf p = KBUF_INIT, q = KBUF_INIT;
     bool greater = false;
     if (t == LT_S) {
-        kbuf_append(&p, json_string_value(x), json_string_length(x));
-        kbuf_append(&q, json_string_value(y), json_string_length(y));
+        kbuf_append(&p, jd_string_value(x), jd_string_length(x));
+        kbuf_append(&q, jd_string_value(y), jd_string_length(y));
     }
-    if (t == LT_S || (lb64_decode(json_string_value(x), json_string_length(x), &p) &&
-                      lb64_decode(json_string_value(y), json_string_length(y), &q))) {
+    if (t == LT_S || (lb64_decode(jd_string_value(x), jd_string_length(x), &p) &&
+                      lb64_decode(jd_string_value(y), jd_string_length(y), &q))) {
         size_t n = p.len < q.len ? p.len : q.len;
         int c = n ? memcmp(p.data, q.data, n) : 0;
         greater = c > 0 || (c == 0 && p.len > q.len);
@@ -174,26 +174,26 @@ static bool lv_greater(int t, const json_t *a, const json_t *b)
 
 /* Checks the AttributeValueList of operator `op` in DynamoDB's order: each value, the number
  * of values, one type for all, the operator's types, BETWEEN's bounds. */
-static kura_status lop_check_args(int op, const json_t *args)
+static kura_status lop_check_args(int op, const jd_t *args)
 {
-    size_t n = json_array_size(args);
+    size_t n = jd_array_size(args);
     kura_status st;
     for (size_t i = 0; i < n; i++)
-        if ((st = legacy_value_check(json_array_get(args, i))) != KURA_OK) return st;
+        if ((st = legacy_value_check(jd_array_get(args, i))) != KURA_OK) return st;
     if (n < lops[op].min_args || n > lops[op].max_args)
         return kura_err(KURA_E_INVALID,
                         LMSG_PARAM "Invalid number of argument(s) for the %s ComparisonOperator",
                         lops[op].name);
-    int t0 = n ? legacy_value_type(json_array_get(args, 0)) : -1;
+    int t0 = n ? legacy_value_type(jd_array_get(args, 0)) : -1;
     for (size_t i = 1; i < n; i++)
-        if (legacy_value_type(json_array_get(args, i)) != t0)
+        if (legacy_value_type(jd_array_get(args, i)) != t0)
             return kura_err(KURA_E_INVALID, LMSG_PARAM "AttributeValues inside "
                                                        "AttributeValueList must be of same type");
     if (n && !(lops[op].types & LT_BIT(t0)))
         return kura_err(KURA_E_INVALID,
                         LMSG_PARAM "ComparisonOperator %s is not valid for %s AttributeValue type",
                         lops[op].name, legacy_type_names[t0]);
-    if (op == OP_BETWEEN && lv_greater(t0, json_array_get(args, 0), json_array_get(args, 1)))
+    if (op == OP_BETWEEN && lv_greater(t0, jd_array_get(args, 0), jd_array_get(args, 1)))
         return kura_err(KURA_E_INVALID, "The BETWEEN condition was provided a range where the "
                                         "lower bound is greater than the upper bound");
     return KURA_OK;
@@ -201,16 +201,16 @@ static kura_status lop_check_args(int op, const json_t *args)
 
 /* Parses the ComparisonOperator member `v` of the condition on `attr` in `param` (its name
  * in messages: "expected", "queryFilter"...). */
-static kura_status lop_parse(const json_t *v, const char *param, const char *attr, int *op_out)
+static kura_status lop_parse(const jd_t *v, const char *param, const char *attr, int *op_out)
 {
     if (!v)
         return kura_err(KURA_E_INVALID,
                         "1 validation error detected: Value null at '%s.%s.member."
                         "comparisonOperator' failed to satisfy constraint: Member must not be null",
                         param, attr);
-    if (!json_is_string(v)) return legacy_type_error(v, "String");
+    if (!jd_is_string(v)) return legacy_type_error(v, "String");
     for (int op = 0; op < OP_COUNT; op++) {
-        if (!strcmp(json_string_value(v), lops[op].name)) {
+        if (!strcmp(jd_string_value(v), lops[op].name)) {
             *op_out = op;
             return KURA_OK;
         }
@@ -219,19 +219,19 @@ static kura_status lop_parse(const json_t *v, const char *param, const char *att
         KURA_E_INVALID,
         "1 validation error detected: Value '%s' at '%s.%s.member.comparisonOperator' "
         "failed to satisfy constraint: Member must satisfy enum value set: " LMSG_OP_ENUM,
-        json_string_value(v), param, attr);
+        jd_string_value(v), param, attr);
 }
 
 /* ---- Conditions ----------------------------------------------------------------------------- */
 
 /* Writes the expression of `attr <op> args` to `out`. */
-static kura_status lterm_emit(legacy_gen *g, int op, const char *attr, json_t *args, kbuf *out)
+static kura_status lterm_emit(legacy_gen *g, int op, const char *attr, jd_t *args, kbuf *out)
 {
     char n[LPH_MAX], v[LPH_MAX], w[LPH_MAX];
     kura_status st = legacy_gen_name(g, attr, n);
-    size_t nargs = json_array_size(args);
-    if (!st && nargs > 0 && op != OP_IN) st = legacy_gen_value(g, json_array_get(args, 0), v);
-    if (!st && op == OP_BETWEEN) st = legacy_gen_value(g, json_array_get(args, 1), w);
+    size_t nargs = jd_array_size(args);
+    if (!st && nargs > 0 && op != OP_IN) st = legacy_gen_value(g, jd_array_get(args, 0), v);
+    if (!st && op == OP_BETWEEN) st = legacy_gen_value(g, jd_array_get(args, 1), w);
     if (st) return st;
     bool ok;
     switch (op) {
@@ -256,7 +256,7 @@ static kura_status lterm_emit(legacy_gen *g, int op, const char *attr, json_t *a
     case OP_IN:
         ok = legacy_putf(out, "%s IN (", n);
         for (size_t i = 0; ok && i < nargs; i++) {
-            if ((st = legacy_gen_value(g, json_array_get(args, i), v)) != KURA_OK) return st;
+            if ((st = legacy_gen_value(g, jd_array_get(args, i), v)) != KURA_OK) return st;
             ok = legacy_putf(out, "%s%s", i ? ", " : "", v);
         }
         ok = ok && legacy_put(out, ")");
@@ -271,31 +271,31 @@ static kura_status lterm_emit(legacy_gen *g, int op, const char *attr, json_t *a
 /* The operator and argument list (a new reference) of a QueryFilter, ScanFilter or
  * KeyConditions entry. */
 static kura_status lcond_parse(legacy_cond_kind kind, const char *param, const char *attr,
-                               const json_t *cond, int *op_out, json_t **args_out)
+                               const jd_t *cond, int *op_out, jd_t **args_out)
 {
-    if (!json_is_object(cond)) return legacy_type_error(cond, "Map");
+    if (!jd_is_object(cond)) return legacy_type_error(cond, "Map");
     int op;
     kura_status st = lop_parse(legacy_get(cond, "ComparisonOperator"), param, attr, &op);
-    json_t *avl = legacy_get(cond, "AttributeValueList");
+    jd_t *avl = legacy_get(cond, "AttributeValueList");
     if (st) return st;
-    if (avl && !json_is_array(avl)) return legacy_type_error(avl, "List");
+    if (avl && !jd_is_array(avl)) return legacy_type_error(avl, "List");
     if ((st = lop_check_args(op, avl)) != KURA_OK) return st;
     if (kind == LC_KEY && !lops[op].key_ok)
         return kura_err(KURA_E_INVALID,
                         "Attempted conditional constraint is not an indexable operation");
     *op_out = op;
-    *args_out = avl ? json_incref(avl) : json_array();
+    *args_out = avl ? avl : jd_array(jd_doc_of(cond));
     return *args_out ? KURA_OK : legacy_nomem();
 }
 
 /* The operator and argument list (a new reference) of an Expected entry, with its
  * Exists / Value / AttributeValueList / ComparisonOperator rules. */
-static kura_status lexpected_parse(const char *attr, const json_t *cond, int *op_out,
-                                   json_t **args_out)
+static kura_status lexpected_parse(const char *attr, const jd_t *cond, int *op_out,
+                                   jd_t **args_out)
 {
-    if (!json_is_object(cond)) return legacy_type_error(cond, "Map");
-    json_t *value = legacy_get(cond, "Value"), *avl = legacy_get(cond, "AttributeValueList");
-    json_t *opv = legacy_get(cond, "ComparisonOperator"), *exists = legacy_get(cond, "Exists");
+    if (!jd_is_object(cond)) return legacy_type_error(cond, "Map");
+    jd_t *value = legacy_get(cond, "Value"), *avl = legacy_get(cond, "AttributeValueList");
+    jd_t *opv = legacy_get(cond, "ComparisonOperator"), *exists = legacy_get(cond, "Exists");
     int op;
     kura_status st;
     if (avl && value)
@@ -303,8 +303,8 @@ static kura_status lexpected_parse(const char *attr, const json_t *cond, int *op
                         LMSG_PARAM "Value and AttributeValueList cannot be used "
                                    "together for Attribute: %s",
                         attr);
-    if (avl && !json_is_array(avl)) return legacy_type_error(avl, "List");
-    if (exists && !json_is_boolean(exists)) return legacy_type_error(exists, "Boolean");
+    if (avl && !jd_is_array(avl)) return legacy_type_error(avl, "List");
+    if (exists && !jd_is_boolean(exists)) return legacy_type_error(exists, "Boolean");
     if (opv) {
         if ((st = lop_parse(opv, "expected", attr, &op)) != KURA_OK) return st;
         if (exists)
@@ -323,7 +323,7 @@ static kura_status lexpected_parse(const char *attr, const json_t *cond, int *op
                                    "ComparisonOperator for Attribute: %s",
                         attr);
     } else {
-        bool want_exists = !exists || json_is_true(exists);
+        bool want_exists = !exists || jd_is_true(exists);
         if (want_exists && !value)
             return kura_err(KURA_E_INVALID,
                             LMSG_PARAM "Value must be provided when Exists is %s "
@@ -336,15 +336,12 @@ static kura_status lexpected_parse(const char *attr, const json_t *cond, int *op
                             attr);
         op = value ? OP_EQ : OP_NULL;
     }
-    json_t *args = avl ? json_incref(avl) : json_array();
-    if (!args || (value && json_array_append(args, value)))
+    jd_t *args = avl ? avl : jd_array(jd_doc_of(cond));
+    if (!args || (value && jd_array_append(args, value)))
         st = legacy_nomem();
     else
         st = lop_check_args(op, args);
-    if (st) {
-        json_decref(args);
-        return st;
-    }
+    if (st) return st;
     *op_out = op;
     *args_out = args;
     return KURA_OK;
@@ -353,27 +350,26 @@ static kura_status lexpected_parse(const char *attr, const json_t *cond, int *op
 /* Translates the conditions of map `conds` (named `param` in messages) into one expression in
  * `out`: AND of all of them, or OR when `any`; key conditions are never parenthesized. */
 kura_status legacy_conds_translate(legacy_gen *g, legacy_cond_kind kind, const char *param,
-                                   const json_t *conds, bool any, kbuf *out)
+                                   const jd_t *conds, bool any, kbuf *out)
 {
-    if (!json_is_object(conds)) return legacy_type_error(conds, "Map");
-    bool wrap = kind != LC_KEY && json_object_size(conds) > 1;
+    if (!jd_is_object(conds)) return legacy_type_error(conds, "Map");
+    bool wrap = kind != LC_KEY && jd_object_size(conds) > 1;
     const char *attr;
-    json_t *cond;
-    json_object_foreach((json_t *)conds, attr, cond)
+    jd_t *cond;
+    jd_object_foreach((jd_t *)conds, attr, cond)
     {
         int op = OP_EQ;
-        json_t *args = NULL;
+        jd_t *args = NULL;
         kura_status st = kind == LC_EXPECTED ? lexpected_parse(attr, cond, &op, &args)
                                              : lcond_parse(kind, param, attr, cond, &op, &args);
         if (st) return st;
         bool ok = (!out->len || legacy_put(out, any ? " OR " : " AND ")) &&
                   (!wrap || legacy_put(out, "("));
         st = ok ? lterm_emit(g, op, attr, args, out) : legacy_nomem();
-        json_decref(args);
         if (!st && wrap && !legacy_put(out, ")")) st = legacy_nomem();
         if (st) return st;
     }
-    if (kind == LC_KEY && json_object_size(conds) != 1 && json_object_size(conds) != 2)
+    if (kind == LC_KEY && jd_object_size(conds) != 1 && jd_object_size(conds) != 2)
         return kura_err(KURA_E_INVALID, "Conditions can be of length 1 or 2 only");
     return KURA_OK;
 }

@@ -25,10 +25,10 @@ extern const char *const legacy_type_names[LT_COUNT]; /* "S", "N", ... "BS" */
 #define LT_ANY ((1u << LT_COUNT) - 1)
 
 /* A member, with JSON null treated as absent (DynamoDB ignores null members). */
-static inline json_t *legacy_get(const json_t *o, const char *key)
+static inline jd_t *legacy_get(const jd_t *o, const char *key)
 {
-    json_t *v = json_object_get(o, key);
-    return json_is_null(v) ? NULL : v;
+    jd_t *v = jd_object_get(o, key);
+    return jd_is_null(v) ? NULL : v;
 }
 
 static inline kura_status legacy_nomem(void)
@@ -47,15 +47,15 @@ static inline bool legacy_put(kbuf *b, const char *s)
 /* The message DynamoDB's deserializer gives for a member of the wrong JSON type (`want`:
  * "String", "Boolean", "List" or "Map"). DynamoDB sends it as a SerializationException; kura
  * has no such status and reports it as a ValidationException. */
-kura_status legacy_type_error(const json_t *got, const char *want);
+kura_status legacy_type_error(const jd_t *got, const char *want);
 /* Appends formatted placeholders/keywords (never user text; at most 255 bytes) to `b`. */
 bool legacy_putf(kbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Checks what DynamoDB checks of an AttributeValue before looking at its type: exactly one
  * datatype, and for N a valid number. The contents of S, B, sets, lists and maps are checked
  * by the engine, as for ExpressionAttributeValues. */
-kura_status legacy_value_check(const json_t *v);
+kura_status legacy_value_check(const jd_t *v);
 /* The LT_ type of a value legacy_value_check() accepted. */
-int legacy_value_type(const json_t *v);
+int legacy_value_type(const jd_t *v);
 
 /* ---- Generated names and values (legacy.c) --------------------------------------------- */
 
@@ -64,10 +64,11 @@ int legacy_value_type(const json_t *v);
                     */
 
 typedef struct legacy_gen {
-    const json_t *user_names, *user_values; /* the request's maps, borrowed (may be NULL) */
-    json_t *names;   /* "#lN" -> attribute name, for ExpressionAttributeNames */
-    json_t *values;  /* ":lN" -> AttributeValue, for ExpressionAttributeValues */
-    json_t *by_attr; /* attribute name -> "#lN": one placeholder per distinct name */
+    jd_doc *doc;                          /* the request's document: new nodes go there */
+    const jd_t *user_names, *user_values; /* the request's maps, borrowed (may be NULL) */
+    jd_t *names;   /* "#lN" -> attribute name, for ExpressionAttributeNames */
+    jd_t *values;  /* ":lN" -> AttributeValue, for ExpressionAttributeValues */
+    jd_t *by_attr; /* attribute name -> "#lN": one placeholder per distinct name */
     unsigned next_name, next_value;
     char empty_list[LPH_MAX]; /* ":lN" of {"L": []} once needed, else "" */
     struct {
@@ -81,7 +82,7 @@ typedef struct legacy_gen {
  * skipping the request's own names. */
 kura_status legacy_gen_name(legacy_gen *g, const char *attr, char *ph);
 /* A new ":lN" placeholder for value `v` (shared, not copied) into ph. */
-kura_status legacy_gen_value(legacy_gen *g, json_t *v, char *ph);
+kura_status legacy_gen_value(legacy_gen *g, jd_t *v, char *ph);
 
 /* ---- Conditions (legacy_cond.c) -------------------------------------------------------- */
 
@@ -92,6 +93,6 @@ typedef enum legacy_cond_kind { LC_EXPECTED, LC_FILTER, LC_KEY } legacy_cond_kin
  * appended to `out`: AND of all of them, or OR when `any`. Checks every condition as DynamoDB
  * does; KURA_E_INVALID with its message. */
 kura_status legacy_conds_translate(legacy_gen *g, legacy_cond_kind kind, const char *param,
-                                   const json_t *conds, bool any, kbuf *out);
+                                   const jd_t *conds, bool any, kbuf *out);
 
 #endif

@@ -91,16 +91,16 @@ static void get_state_free(get_state *g)
 }
 
 /* One table's entry: its names map and keys, duplicates and the 100-key total checked. */
-static kura_status decode_get_table(const char *name, const json_t *t, kura_batch_get_table *bt,
+static kura_status decode_get_table(const char *name, const jd_t *t, kura_batch_get_table *bt,
                                     api_expr *e, size_t *total)
 {
     kura_status s = api_expr_decode(t, false, e);
     kura_value *keys = s == KURA_OK ? kura_value_list() : NULL;
     if (s == KURA_OK && !keys) s = API_NOMEM();
-    const json_t *jkeys = json_object_get(t, "Keys");
-    for (size_t i = 0; s == KURA_OK && i < json_array_size(jkeys); i++) {
+    const jd_t *jkeys = jd_object_get(t, "Keys");
+    for (size_t i = 0; s == KURA_OK && i < jd_array_size(jkeys); i++) {
         kura_value *k = NULL;
-        if ((s = jv_decode_map(json_array_get(jkeys, i), &k)) != KURA_OK) break;
+        if ((s = jv_decode_map(jd_array_get(jkeys, i), &k)) != KURA_OK) break;
         for (size_t j = 0; s == KURA_OK && j < kura_value_count(keys); j++)
             if (val_equal(kura_value_at(keys, j, NULL, NULL), k))
                 s = api_err(KURA_E_INVALID, "Provided list of item keys contains duplicates");
@@ -120,13 +120,13 @@ static kura_status decode_get_table(const char *name, const json_t *t, kura_batc
 }
 
 /* UnprocessedKeys[table]: the table's original parameters, the keys in place of "Keys". */
-static kura_status write_unprocessed(kbuf *b, const json_t *orig, const kura_value *keys)
+static kura_status write_unprocessed(kbuf *b, const jd_t *orig, const kura_value *keys)
 {
     const char *key;
-    const json_t *v;
+    const jd_t *v;
     bool keys_written = false;
     kura_status s = jw_raw(b, "{");
-    json_object_foreach((json_t *)orig, key, v)
+    jd_object_foreach((jd_t *)orig, key, v)
     {
         if (s == KURA_OK) s = jw_key(b, key, strlen(key));
         if (s != KURA_OK) break;
@@ -139,7 +139,7 @@ static kura_status write_unprocessed(kbuf *b, const json_t *orig, const kura_val
 }
 
 /* "Responses" (every table, also without items), "UnprocessedKeys", "ConsumedCapacity". */
-static kura_status put_batch_get(api_call *c, const get_state *g, const json_t *orig,
+static kura_status put_batch_get(api_call *c, const get_state *g, const jd_t *orig,
                                  kura_batch_get_res *res, kura_return_capacity rcc)
 {
     kura_status s = jw_key(&c->out, "Responses", 9);
@@ -159,7 +159,7 @@ static kura_status put_batch_get(api_call *c, const get_state *g, const json_t *
         if (kura_value_count(t->unprocessed_keys) > 0) {
             s = jw_key(&c->out, name, strlen(name));
             if (s == KURA_OK)
-                s = write_unprocessed(&c->out, json_object_get(orig, name), t->unprocessed_keys);
+                s = write_unprocessed(&c->out, jd_object_get(orig, name), t->unprocessed_keys);
         }
         cc[i] = &t->consumed_capacity;
     }
@@ -170,16 +170,16 @@ static kura_status put_batch_get(api_call *c, const get_state *g, const json_t *
 
 static kura_status run_batch_get(api_call *c)
 {
-    json_t *orig = json_deep_copy(json_object_get(c->req, "RequestItems"));
+    jd_t *orig = jd_deep_copy(c->doc, jd_object_get(c->req, "RequestItems"));
     if (!orig) return API_NOMEM();
     kura_status s = api_legacy(c);
-    const json_t *items = json_object_get(c->req, "RequestItems");
-    size_t n = json_object_size(items), total = 0;
+    const jd_t *items = jd_object_get(c->req, "RequestItems");
+    size_t n = jd_object_size(items), total = 0;
     get_state g = {calloc(n, sizeof *g.tables), calloc(n, sizeof *g.exprs), 0};
     if (s == KURA_OK && (!g.tables || !g.exprs)) s = API_NOMEM();
     const char *name;
-    json_t *t;
-    json_object_foreach((json_t *)items, name, t)
+    jd_t *t;
+    jd_object_foreach((jd_t *)items, name, t)
     {
         if (s != KURA_OK) break;
         s = decode_get_table(name, t, &g.tables[g.n], &g.exprs[g.n], &total);
@@ -195,7 +195,6 @@ static kura_status run_batch_get(api_call *c)
         }
     }
     get_state_free(&g);
-    json_decref(orig);
     return s;
 }
 
@@ -240,10 +239,10 @@ static const api_field batch_write_schema[] = {
     API_F_END,
 };
 
-static kura_status decode_write(const char *table, const json_t *w, kura_write_request *out)
+static kura_status decode_write(const char *table, const jd_t *w, kura_write_request *out)
 {
-    const json_t *put = json_object_get(w, "PutRequest");
-    const json_t *del = json_object_get(w, "DeleteRequest");
+    const jd_t *put = jd_object_get(w, "PutRequest");
+    const jd_t *del = jd_object_get(w, "DeleteRequest");
     kura_value *v = NULL;
     kura_status s = api_map_member(put ? put : del, put ? "Item" : "Key", &v);
     if (s == KURA_OK && put && (s = api_check_item_size(v)) != KURA_OK) kura_value_free(v);
@@ -258,24 +257,24 @@ static kura_status decode_write(const char *table, const json_t *w, kura_write_r
 static kura_status run_batch_write(api_call *c)
 {
     kura_status s = api_legacy(c);
-    const json_t *items = json_object_get(c->req, "RequestItems");
+    const jd_t *items = jd_object_get(c->req, "RequestItems");
     const char *name;
-    json_t *list;
+    jd_t *list;
     size_t total = 0;
-    json_object_foreach((json_t *)items, name, list) total += json_array_size(list);
+    jd_object_foreach((jd_t *)items, name, list) total += jd_array_size(list);
     kura_write_request *reqs = calloc(total + 1, sizeof *reqs);
     size_t n = 0;
     if (s == KURA_OK && !reqs) s = API_NOMEM();
     if (s == KURA_OK && total > 25)
         s = api_err(KURA_E_INVALID, "Too many items requested for the BatchWriteItem call");
-    json_object_foreach((json_t *)items, name, list)
+    jd_object_foreach((jd_t *)items, name, list)
     {
-        for (size_t i = 0; s == KURA_OK && i < json_array_size(list); i++) {
-            const json_t *w = json_array_get(list, i);
-            if (json_object_size(w) != 1) s = api_err(KURA_E_INVALID, MSG_MULTI);
+        for (size_t i = 0; s == KURA_OK && i < jd_array_size(list); i++) {
+            const jd_t *w = jd_array_get(list, i);
+            if (jd_object_size(w) != 1) s = api_err(KURA_E_INVALID, MSG_MULTI);
         }
-        for (size_t i = 0; s == KURA_OK && i < json_array_size(list); i++)
-            if ((s = decode_write(name, json_array_get(list, i), &reqs[n])) == KURA_OK) n++;
+        for (size_t i = 0; s == KURA_OK && i < jd_array_size(list); i++)
+            if ((s = decode_write(name, jd_array_get(list, i), &reqs[n])) == KURA_OK) n++;
     }
     if (s == KURA_OK) {
         kura_batch_write_req req = {reqs, n, api_rcc(c->req)};

@@ -108,18 +108,18 @@ const api_field api_condition_value = {.name = "member",
 
 /* ---- Reading checked members --------------------------------------------------------------- */
 
-const char *api_str(const json_t *obj, const char *name)
+const char *api_str(const jd_t *obj, const char *name)
 {
-    return json_string_value(json_object_get(obj, name));
+    return jd_string_value(jd_object_get(obj, name));
 }
 
-bool api_bool(const json_t *obj, const char *name, bool dflt)
+bool api_bool(const jd_t *obj, const char *name, bool dflt)
 {
-    const json_t *v = json_object_get(obj, name);
-    return json_is_boolean(v) ? json_is_true(v) : dflt;
+    const jd_t *v = jd_object_get(obj, name);
+    return jd_is_boolean(v) ? jd_is_true(v) : dflt;
 }
 
-kura_return_capacity api_rcc(const json_t *req)
+kura_return_capacity api_rcc(const jd_t *req)
 {
     const char *s = api_str(req, "ReturnConsumedCapacity");
     if (!s) return KURA_CAPACITY_NONE;
@@ -128,7 +128,7 @@ kura_return_capacity api_rcc(const json_t *req)
                                        : KURA_CAPACITY_NONE;
 }
 
-kura_select api_select(const json_t *req)
+kura_select api_select(const jd_t *req)
 {
     static const struct {
         const char *name;
@@ -143,7 +143,7 @@ kura_select api_select(const json_t *req)
     return KURA_SELECT_DEFAULT;
 }
 
-kura_return_values api_return_values(const json_t *req, const char *name)
+kura_return_values api_return_values(const jd_t *req, const char *name)
 {
     static const struct {
         const char *name;
@@ -178,14 +178,15 @@ static bool placeholder_ok(const char *key, size_t len, char lead)
     return true;
 }
 
-static kura_status check_keys(const json_t *map, const char *what, char lead)
+static kura_status check_keys(const jd_t *map, const char *what, char lead)
 {
-    if (json_object_size(map) == 0) return api_err(KURA_E_INVALID, "%s must not be empty", what);
+    if (jd_object_size(map) == 0) return api_err(KURA_E_INVALID, "%s must not be empty", what);
     const char *key;
     size_t key_len;
-    json_t *v;
-    json_object_keylen_foreach((json_t *)map, key, key_len, v)
+    jd_t *v;
+    jd_object_keylen_foreach((jd_t *)map, key, key_len, v)
     {
+        (void)v;
         if (!placeholder_ok(key, key_len, lead))
             return api_err(KURA_E_INVALID, "%s contains invalid key: Syntax error; key: \"%s\"",
                            what, key);
@@ -193,18 +194,18 @@ static kura_status check_keys(const json_t *map, const char *what, char lead)
     return KURA_OK;
 }
 
-static kura_status decode_names(const json_t *map, kura_value **out)
+static kura_status decode_names(const jd_t *map, kura_value **out)
 {
     kura_value *m = kura_value_map();
     if (!m) return API_NOMEM();
     const char *key;
     size_t key_len;
-    json_t *v;
-    json_object_keylen_foreach((json_t *)map, key, key_len, v)
+    jd_t *v;
+    jd_object_keylen_foreach((jd_t *)map, key, key_len, v)
     {
         kura_value s = {0};
-        if (val_set_bytes(&s, KURA_S, json_is_string(v) ? json_string_value(v) : "",
-                          json_string_length(v)) != KURA_OK ||
+        if (val_set_bytes(&s, KURA_S, jd_is_string(v) ? jd_string_value(v) : "",
+                          jd_string_length(v)) != KURA_OK ||
             val_map_put(m, key, key_len, &s) != KURA_OK) {
             kura_value_free(m);
             return API_NOMEM();
@@ -214,14 +215,14 @@ static kura_status decode_names(const json_t *map, kura_value **out)
     return KURA_OK;
 }
 
-static kura_status decode_values(const json_t *map, kura_value **out)
+static kura_status decode_values(const jd_t *map, kura_value **out)
 {
     kura_value *m = kura_value_map();
     if (!m) return API_NOMEM();
     const char *key;
     size_t key_len;
-    json_t *v;
-    json_object_keylen_foreach((json_t *)map, key, key_len, v)
+    jd_t *v;
+    jd_object_keylen_foreach((jd_t *)map, key, key_len, v)
     {
         kura_value d = {0};
         kura_status st = jv_decode(v, &d);
@@ -244,10 +245,10 @@ static kura_status decode_values(const json_t *map, kura_value **out)
     return KURA_OK;
 }
 
-kura_status api_expr_decode(const json_t *obj, bool with_values, api_expr *out)
+kura_status api_expr_decode(const jd_t *obj, bool with_values, api_expr *out)
 {
-    const json_t *names = json_object_get(obj, "ExpressionAttributeNames");
-    const json_t *values = with_values ? json_object_get(obj, "ExpressionAttributeValues") : NULL;
+    const jd_t *names = jd_object_get(obj, "ExpressionAttributeNames");
+    const jd_t *values = with_values ? jd_object_get(obj, "ExpressionAttributeValues") : NULL;
     kura_status st = KURA_OK;
     api_expr e = {NULL, NULL};
     if (names) st = check_keys(names, "ExpressionAttributeNames", '#');
@@ -275,9 +276,9 @@ kura_expression_attributes api_expr_attrs(const api_expr *e)
     return a;
 }
 
-kura_status api_map_member(const json_t *obj, const char *name, kura_value **out)
+kura_status api_map_member(const jd_t *obj, const char *name, kura_value **out)
 {
-    const json_t *m = json_object_get(obj, name);
+    const jd_t *m = jd_object_get(obj, name);
     if (!m) {
         *out = NULL;
         return KURA_OK;
@@ -294,11 +295,10 @@ kura_status api_check_item_size(const kura_value *item)
 
 /* ---- Responses ---------------------------------------------------------------------------- */
 
-kura_status api_out_json(api_call *c, const char *key, json_t *v)
+kura_status api_out_json(api_call *c, const char *key, jd_t *v)
 {
     kura_status s = v ? jw_key(&c->out, key, strlen(key)) : API_NOMEM();
     if (s == KURA_OK) s = jw_json(&c->out, v);
-    json_decref(v);
     return s;
 }
 

@@ -28,7 +28,7 @@ static const api_field update_action = {.name = "member",
                                         .fields = update_action_fields};
 
 /* ReturnValues of PutItem and DeleteItem. */
-static kura_status check_old_only(const json_t *req, kura_return_values *rv_out)
+static kura_status check_old_only(const jd_t *req, kura_return_values *rv_out)
 {
     kura_return_values rv = api_return_values(req, "ReturnValues");
     if (rv != KURA_RETURN_NONE && rv != KURA_RETURN_ALL_OLD)

@@ -20,7 +20,7 @@ static bool start_key_unprefixed(const char *msg)
     return false;
 }
 
-static kura_status decode_start_key(const json_t *req, kura_value **out)
+static kura_status decode_start_key(const jd_t *req, kura_value **out)
 {
     kura_status s = api_map_member(req, "ExclusiveStartKey", out);
     if (s != KURA_E_INVALID || start_key_unprefixed(api_err_msg())) return s;
@@ -31,10 +31,10 @@ static kura_status decode_start_key(const json_t *req, kura_value **out)
     return s;
 }
 
-static uint32_t decode_limit(const json_t *req)
+static uint32_t decode_limit(const jd_t *req)
 {
-    json_int_t n = json_integer_value(json_object_get(req, "Limit"));
-    return n > (json_int_t)UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+    jd_int_t n = jd_integer_value(jd_object_get(req, "Limit"));
+    return n > (jd_int_t)UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
 static kura_status put_page(api_call *c, kura_page *p, kura_return_capacity rcc)
@@ -87,7 +87,7 @@ static kura_status run_query(api_call *c)
     api_expr e = {NULL, NULL};
     kura_status s = api_legacy(c);
     if (s == KURA_OK) s = decode_start_key(c->req, &start);
-    if (s == KURA_OK && !json_object_get(c->req, "KeyConditionExpression"))
+    if (s == KURA_OK && !jd_object_get(c->req, "KeyConditionExpression"))
         s = api_err(KURA_E_INVALID, "Either the KeyConditions or KeyConditionExpression "
                                     "parameter must be specified in the request.");
     if (s == KURA_OK) s = api_expr_decode(c->req, true, &e);
@@ -143,10 +143,10 @@ static const api_field scan_schema[] = {
     API_F_END,
 };
 
-static kura_status check_segments(const json_t *req)
+static kura_status check_segments(const jd_t *req)
 {
-    const json_t *seg = json_object_get(req, "Segment");
-    const json_t *total = json_object_get(req, "TotalSegments");
+    const jd_t *seg = jd_object_get(req, "Segment");
+    const jd_t *total = jd_object_get(req, "TotalSegments");
     if (seg && !total)
         return api_err(KURA_E_INVALID, "The TotalSegments parameter is required but was not "
                                        "present in the request when Segment parameter is "
@@ -154,12 +154,11 @@ static kura_status check_segments(const json_t *req)
     if (total && !seg)
         return api_err(KURA_E_INVALID, "The Segment parameter is required but was not present "
                                        "in the request when parameter TotalSegments is present");
-    if (seg && json_integer_value(seg) >= json_integer_value(total))
+    if (seg && jd_integer_value(seg) >= jd_integer_value(total))
         return api_err(KURA_E_INVALID,
                        "The Segment parameter is zero-based and must be less than parameter "
-                       "TotalSegments: Segment: %" JSON_INTEGER_FORMAT
-                       " is not less than TotalSegments: %" JSON_INTEGER_FORMAT,
-                       json_integer_value(seg), json_integer_value(total));
+                       "TotalSegments: Segment: %lld is not less than TotalSegments: %lld",
+                       (long long)jd_integer_value(seg), (long long)jd_integer_value(total));
     return KURA_OK;
 }
 
@@ -172,7 +171,7 @@ static kura_status run_scan(api_call *c)
     if (s == KURA_OK) s = check_segments(c->req);
     if (s == KURA_OK) s = api_expr_decode(c->req, true, &e);
     if (s == KURA_OK) {
-        const json_t *seg = json_object_get(c->req, "Segment");
+        const jd_t *seg = jd_object_get(c->req, "Segment");
         kura_scan_req req = {
             .table_name = api_str(c->req, "TableName"),
             .index_name = api_str(c->req, "IndexName"),
@@ -184,9 +183,9 @@ static kura_status run_scan(api_call *c)
             .exclusive_start_key = start,
             .consistent_read = api_bool(c->req, "ConsistentRead", false),
             .has_segment = seg != NULL,
-            .segment = (uint32_t)json_integer_value(seg),
+            .segment = (uint32_t)jd_integer_value(seg),
             .total_segments =
-                (uint32_t)json_integer_value(json_object_get(c->req, "TotalSegments")),
+                (uint32_t)jd_integer_value(jd_object_get(c->req, "TotalSegments")),
             .return_consumed_capacity = api_rcc(c->req),
         };
         kura_page page = {0};

@@ -143,75 +143,78 @@ static const api_field gsi_action = {.name = "member",
 
 /* ---- TableDescription ------------------------------------------------------------------- */
 
-static json_t *desc_json(const kura_table_description *d)
+/* {"AttributeName": name, key: value} */
+static jd_t *name_pair(jd_doc *doc, const char *name, const char *key, const char *value)
 {
-    json_t *o = json_object(), *defs = json_array(), *keys = json_array();
-    json_t *pt = json_object();
+    jd_t *o = jd_object(doc);
+    if (!o || jd_object_set(o, "AttributeName", jd_string(doc, name)) != 0 ||
+        jd_object_set(o, key, jd_string(doc, value)) != 0)
+        return NULL;
+    return o;
+}
+
+static jd_t *desc_json(jd_doc *doc, const kura_table_description *d)
+{
+    jd_t *o = jd_object(doc), *defs = jd_array(doc), *keys = jd_array(doc);
+    jd_t *pt = jd_object(doc);
     bool ok = o && defs && keys && pt;
     for (size_t i = 0; ok && i < d->attribute_definitions_count; i++) {
         const kura_attribute_definition *a = &d->attribute_definitions[i];
-        ok = json_array_append_new(defs, json_pack("{s:s,s:s}", "AttributeName", a->attribute_name,
-                                                   "AttributeType",
-                                                   val_type_name(a->attribute_type))) == 0;
+        ok = jd_array_append(defs, name_pair(doc, a->attribute_name, "AttributeType",
+                                             val_type_name(a->attribute_type))) == 0;
     }
     for (size_t i = 0; ok && i < d->key_schema_count; i++) {
         const kura_key_schema_element *k = &d->key_schema[i];
-        ok = json_array_append_new(keys, json_pack("{s:s,s:s}", "AttributeName", k->attribute_name,
-                                                   "KeyType", k->range ? "RANGE" : "HASH")) == 0;
+        ok = jd_array_append(keys, name_pair(doc, k->attribute_name, "KeyType",
+                                             k->range ? "RANGE" : "HASH")) == 0;
     }
-    ok = ok && json_object_set_new(pt, "NumberOfDecreasesToday", json_integer(0)) == 0 &&
-         json_object_set_new(pt, "ReadCapacityUnits",
-                             json_integer((json_int_t)d->read_capacity_units)) == 0 &&
-         json_object_set_new(pt, "WriteCapacityUnits",
-                             json_integer((json_int_t)d->write_capacity_units)) == 0;
-    ok = ok && json_object_set(o, "AttributeDefinitions", defs) == 0 &&
-         json_object_set_new(o, "TableName", json_string(d->table_name)) == 0 &&
-         json_object_set(o, "KeySchema", keys) == 0 &&
-         json_object_set_new(o, "TableStatus", json_string(d->table_status)) == 0 &&
-         json_object_set_new(o, "CreationDateTime", json_real(d->creation_date_time)) == 0 &&
-         json_object_set(o, "ProvisionedThroughput", pt) == 0 &&
-         json_object_set_new(o, "TableSizeBytes", json_integer((json_int_t)d->table_size_bytes)) ==
+    ok = ok && jd_object_set(pt, "NumberOfDecreasesToday", jd_integer(doc, 0)) == 0 &&
+         jd_object_set(pt, "ReadCapacityUnits",
+                       jd_integer(doc, (jd_int_t)d->read_capacity_units)) == 0 &&
+         jd_object_set(pt, "WriteCapacityUnits",
+                       jd_integer(doc, (jd_int_t)d->write_capacity_units)) == 0;
+    ok = ok && jd_object_set(o, "AttributeDefinitions", defs) == 0 &&
+         jd_object_set(o, "TableName", jd_string(doc, d->table_name)) == 0 &&
+         jd_object_set(o, "KeySchema", keys) == 0 &&
+         jd_object_set(o, "TableStatus", jd_string(doc, d->table_status)) == 0 &&
+         jd_object_set(o, "CreationDateTime", jd_real(doc, d->creation_date_time)) == 0 &&
+         jd_object_set(o, "ProvisionedThroughput", pt) == 0 &&
+         jd_object_set(o, "TableSizeBytes", jd_integer(doc, (jd_int_t)d->table_size_bytes)) ==
              0 &&
-         json_object_set_new(o, "ItemCount", json_integer((json_int_t)d->item_count)) == 0 &&
-         json_object_set_new(o, "TableArn", json_string(d->table_arn)) == 0 &&
-         json_object_set_new(o, "TableId", json_string(d->table_id)) == 0;
+         jd_object_set(o, "ItemCount", jd_integer(doc, (jd_int_t)d->item_count)) == 0 &&
+         jd_object_set(o, "TableArn", jd_string(doc, d->table_arn)) == 0 &&
+         jd_object_set(o, "TableId", jd_string(doc, d->table_id)) == 0;
     if (ok && d->billing_mode == KURA_BILLING_PAY_PER_REQUEST) {
-        json_t *b = json_pack("{s:s}", "BillingMode", "PAY_PER_REQUEST");
-        if (b && d->last_update_to_pay_per_request_date_time > 0)
-            ok = json_object_set_new(b, "LastUpdateToPayPerRequestDateTime",
-                                     json_real(d->last_update_to_pay_per_request_date_time)) == 0;
-        ok = json_object_set_new(o, "BillingModeSummary", b) == 0 && ok;
+        jd_t *b = jd_object(doc);
+        ok = b && jd_object_set(b, "BillingMode", jd_string(doc, "PAY_PER_REQUEST")) == 0;
+        if (ok && d->last_update_to_pay_per_request_date_time > 0)
+            ok = jd_object_set(b, "LastUpdateToPayPerRequestDateTime",
+                               jd_real(doc, d->last_update_to_pay_per_request_date_time)) == 0;
+        ok = ok && jd_object_set(o, "BillingModeSummary", b) == 0;
     }
-    ok = ok && json_object_set_new(o, "DeletionProtectionEnabled",
-                                   json_boolean(d->deletion_protection_enabled)) == 0;
-    json_decref(defs);
-    json_decref(keys);
-    json_decref(pt);
-    if (!ok) {
-        json_decref(o);
-        return NULL;
-    }
-    return o;
+    ok = ok && jd_object_set(o, "DeletionProtectionEnabled",
+                             jd_boolean(doc, d->deletion_protection_enabled)) == 0;
+    return ok ? o : NULL;
 }
 
 /* resp[key] = the description, which is freed either way. */
 static kura_status put_desc(api_call *c, const char *key, kura_status s, kura_table_description *d)
 {
     if (s != KURA_OK) return api_engine(s);
-    s = api_out_json(c, key, desc_json(d));
+    s = api_out_json(c, key, desc_json(c->doc, d));
     kura_table_description_free(d);
     return s;
 }
 
-static void decode_throughput(const json_t *req, bool *has, uint64_t *rcu, uint64_t *wcu)
+static void decode_throughput(const jd_t *req, bool *has, uint64_t *rcu, uint64_t *wcu)
 {
-    const json_t *pt = json_object_get(req, "ProvisionedThroughput");
+    const jd_t *pt = jd_object_get(req, "ProvisionedThroughput");
     *has = pt != NULL;
-    *rcu = (uint64_t)json_integer_value(json_object_get(pt, "ReadCapacityUnits"));
-    *wcu = (uint64_t)json_integer_value(json_object_get(pt, "WriteCapacityUnits"));
+    *rcu = (uint64_t)jd_integer_value(jd_object_get(pt, "ReadCapacityUnits"));
+    *wcu = (uint64_t)jd_integer_value(jd_object_get(pt, "WriteCapacityUnits"));
 }
 
-static kura_billing_mode decode_billing(const json_t *req)
+static kura_billing_mode decode_billing(const jd_t *req)
 {
     const char *b = api_str(req, "BillingMode");
     if (!b) return KURA_BILLING_UNSET;
@@ -241,12 +244,12 @@ static const api_field create_schema[] = {
 
 static kura_status run_create(api_call *c)
 {
-    const json_t *defs = json_object_get(c->req, "AttributeDefinitions");
-    const json_t *keys = json_object_get(c->req, "KeySchema");
-    if (json_object_get(c->req, "LocalSecondaryIndexes") ||
-        json_object_get(c->req, "GlobalSecondaryIndexes"))
+    const jd_t *defs = jd_object_get(c->req, "AttributeDefinitions");
+    const jd_t *keys = jd_object_get(c->req, "KeySchema");
+    if (jd_object_get(c->req, "LocalSecondaryIndexes") ||
+        jd_object_get(c->req, "GlobalSecondaryIndexes"))
         return api_err(KURA_E_INVALID, MSG_NO_INDEXES);
-    size_t ndefs = json_array_size(defs), nkeys = json_array_size(keys);
+    size_t ndefs = jd_array_size(defs), nkeys = jd_array_size(keys);
     kura_attribute_definition *ad = calloc(ndefs + 1, sizeof *ad);
     kura_key_schema_element *ks = calloc(nkeys + 1, sizeof *ks);
     if (!ad || !ks) {
@@ -255,13 +258,13 @@ static kura_status run_create(api_call *c)
         return API_NOMEM();
     }
     for (size_t i = 0; i < ndefs; i++) {
-        const json_t *d = json_array_get(defs, i);
+        const jd_t *d = jd_array_get(defs, i);
         const char *t = api_str(d, "AttributeType");
         ad[i].attribute_name = api_str(d, "AttributeName");
         ad[i].attribute_type = strcmp(t, "S") == 0 ? KURA_S : strcmp(t, "N") == 0 ? KURA_N : KURA_B;
     }
     for (size_t i = 0; i < nkeys; i++) {
-        const json_t *k = json_array_get(keys, i);
+        const jd_t *k = jd_array_get(keys, i);
         ks[i].attribute_name = api_str(k, "AttributeName");
         ks[i].range = strcmp(api_str(k, "KeyType"), "RANGE") == 0;
     }
@@ -273,7 +276,7 @@ static kura_status run_create(api_call *c)
         .key_schema_count = nkeys,
         .billing_mode = decode_billing(c->req),
         .deletion_protection_enabled = api_bool(c->req, "DeletionProtectionEnabled", false),
-        .partitions = (uint32_t)json_integer_value(json_object_get(c->req, "KuraPartitions")),
+        .partitions = (uint32_t)jd_integer_value(jd_object_get(c->req, "KuraPartitions")),
     };
     decode_throughput(c->req, &req.has_provisioned_throughput, &req.read_capacity_units,
                       &req.write_capacity_units);
@@ -323,15 +326,15 @@ static kura_status run_list(api_call *c)
 {
     char **names = NULL, *last = NULL;
     size_t n = 0;
-    uint32_t limit = (uint32_t)json_integer_value(json_object_get(c->req, "Limit"));
+    uint32_t limit = (uint32_t)jd_integer_value(jd_object_get(c->req, "Limit"));
     kura_status s = kura_list_tables(c->db, api_str(c->req, "ExclusiveStartTableName"), limit,
                                      &names, &n, &last);
     if (s != KURA_OK) return api_engine(s);
-    json_t *arr = json_array();
+    jd_t *arr = jd_array(c->doc);
     for (size_t i = 0; arr && i < n; i++)
-        if (json_array_append_new(arr, json_string(names[i])) != 0) json_decref(arr), arr = NULL;
+        if (jd_array_append(arr, jd_string(c->doc, names[i])) != 0) arr = NULL;
     s = api_out_json(c, "TableNames", arr);
-    if (s == KURA_OK && last) s = api_out_json(c, "LastEvaluatedTableName", json_string(last));
+    if (s == KURA_OK && last) s = api_out_json(c, "LastEvaluatedTableName", jd_string(c->doc, last));
     kura_free_strings(names, n);
     kura_free(last);
     return s;
@@ -352,13 +355,13 @@ static const api_field update_schema[] = {
 };
 
 /* DynamoDB's checks of GlobalSecondaryIndexUpdates that need no table. */
-static kura_status check_gsi_updates(const json_t *ups)
+static kura_status check_gsi_updates(const jd_t *ups)
 {
-    for (size_t i = 0; i < json_array_size(ups); i++) {
-        const json_t *u = json_array_get(ups, i);
-        const json_t *a = json_object_get(u, "Update");
-        a = a ? a : json_object_get(u, "Create");
-        a = a ? a : json_object_get(u, "Delete");
+    for (size_t i = 0; i < jd_array_size(ups); i++) {
+        const jd_t *u = jd_array_get(ups, i);
+        const jd_t *a = jd_object_get(u, "Update");
+        a = a ? a : jd_object_get(u, "Create");
+        a = a ? a : jd_object_get(u, "Delete");
         if (!a)
             return api_err(KURA_E_INVALID,
                            "One or more parameter values were invalid: One of "
@@ -366,9 +369,9 @@ static kura_status check_gsi_updates(const json_t *ups)
                            "GlobalSecondaryIndexUpdate.Delete must not be null");
         const char *name = api_str(a, "IndexName");
         for (size_t j = 0; j < i; j++) {
-            const json_t *p = json_array_get(ups, j), *pa = json_object_get(p, "Update");
-            pa = pa ? pa : json_object_get(p, "Create");
-            pa = pa ? pa : json_object_get(p, "Delete");
+            const jd_t *p = jd_array_get(ups, j), *pa = jd_object_get(p, "Update");
+            pa = pa ? pa : jd_object_get(p, "Create");
+            pa = pa ? pa : jd_object_get(p, "Delete");
             if (name && api_str(pa, "IndexName") && strcmp(name, api_str(pa, "IndexName")) == 0)
                 return api_err(KURA_E_INVALID,
                                "One or more parameter values were invalid: Only one global "
@@ -377,15 +380,15 @@ static kura_status check_gsi_updates(const json_t *ups)
                                name);
         }
     }
-    return json_array_size(ups) ? api_err(KURA_E_INVALID, MSG_NO_INDEXES) : KURA_OK;
+    return jd_array_size(ups) ? api_err(KURA_E_INVALID, MSG_NO_INDEXES) : KURA_OK;
 }
 
 static kura_status run_update(api_call *c)
 {
-    const json_t *ups = json_object_get(c->req, "GlobalSecondaryIndexUpdates");
-    if (!json_object_get(c->req, "ProvisionedThroughput") &&
-        !json_object_get(c->req, "BillingMode") &&
-        !json_object_get(c->req, "DeletionProtectionEnabled") && json_array_size(ups) == 0)
+    const jd_t *ups = jd_object_get(c->req, "GlobalSecondaryIndexUpdates");
+    if (!jd_object_get(c->req, "ProvisionedThroughput") &&
+        !jd_object_get(c->req, "BillingMode") &&
+        !jd_object_get(c->req, "DeletionProtectionEnabled") && jd_array_size(ups) == 0)
         return api_err(KURA_E_INVALID,
                        "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, "
                        "GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is "
@@ -395,7 +398,7 @@ static kura_status run_update(api_call *c)
     kura_update_table_req req = {
         .table_name = api_str(c->req, "TableName"),
         .billing_mode = decode_billing(c->req),
-        .has_deletion_protection = json_object_get(c->req, "DeletionProtectionEnabled") != NULL,
+        .has_deletion_protection = jd_object_get(c->req, "DeletionProtectionEnabled") != NULL,
         .deletion_protection_enabled = api_bool(c->req, "DeletionProtectionEnabled", false),
     };
     decode_throughput(c->req, &req.has_provisioned_throughput, &req.read_capacity_units,

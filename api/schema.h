@@ -26,7 +26,7 @@
 #ifndef KURA_API_SCHEMA_H
 #define KURA_API_SCHEMA_H
 
-#include <jansson.h>
+#include "api/jdoc.h"
 #include <stdint.h>
 
 #include "kura.h"
@@ -82,18 +82,18 @@ extern const api_field api_attr_field;
 extern const api_field api_attr_map;
 
 /* Pass 1 over the members of request object `req` (SerializationException messages). */
-kura_status api_check_types(json_t *req, const api_field *fields);
+kura_status api_check_types(jd_t *req, const api_field *fields);
 /* Pass 1 for one value slot: *slot is checked against `f` and may be replaced (the old value
  * is released). Used for single attribute values by kura_value_from_json. */
-kura_status api_check_value(json_t **slot, const api_field *f);
+kura_status api_check_value(jd_t **slot, const api_field *f);
 /* Pass 2 (ValidationException messages), after pass 1 succeeded. */
-kura_status api_check_constraints(json_t *req, const api_field *fields);
+kura_status api_check_constraints(jd_t *req, const api_field *fields);
 
 /* Length as Java and JavaScript count it: UTF-16 code units of the UTF-8 text s[0..n). */
 size_t api_utf16_len(const char *s, size_t n);
 
 /* DynamoDB's rendering of a value in messages: strings as they are, lists as "[a, b]",
  * objects as compact JSON. Returns a malloc'ed string or NULL when out of memory. */
-char *api_value_str(const json_t *v);
+char *api_value_str(const jd_t *v);
 
 #endif

@@ -29,23 +29,28 @@ typedef struct errlist {
     bool nomem;
 } errlist;
 
-char *api_value_str(const json_t *v)
+char *api_value_str(const jd_t *v)
 {
     char *out = NULL;
-    if (json_is_string(v)) return strndup(json_string_value(v), json_string_length(v));
-    if (json_is_integer(v))
-        return asprintf(&out, "%" JSON_INTEGER_FORMAT, json_integer_value(v)) < 0 ? NULL : out;
-    if (json_is_real(v)) return asprintf(&out, "%.17g", json_real_value(v)) < 0 ? NULL : out;
-    if (json_is_boolean(v)) return strdup(json_is_true(v) ? "true" : "false");
-    if (json_is_null(v)) return strdup("null");
-    if (json_is_object(v)) return json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (jd_is_string(v)) return strndup(jd_string_value(v), jd_string_length(v));
+    if (jd_is_integer(v))
+        return asprintf(&out, "%lld", (long long)jd_integer_value(v)) < 0 ? NULL : out;
+    if (jd_is_real(v)) return asprintf(&out, "%.17g", jd_real_value(v)) < 0 ? NULL : out;
+    if (jd_is_boolean(v)) return strdup(jd_is_true(v) ? "true" : "false");
+    if (jd_is_null(v)) return strdup("null");
+    if (jd_is_object(v)) {
+        kbuf b = KBUF_INIT;
+        if (jw_json(&b, v) == KURA_OK && kbuf_put_u8(&b, '\0')) return (char *)b.data;
+        kbuf_free(&b);
+        return NULL;
+    }
     /* an array: "[a, b]" with each element rendered the same way */
     size_t len = 1, cap = 64;
     char *buf = malloc(cap);
     if (!buf) return NULL;
     buf[0] = '[';
-    for (size_t i = 0; i < json_array_size(v); i++) {
-        char *e = api_value_str(json_array_get(v, i));
+    for (size_t i = 0; i < jd_array_size(v); i++) {
+        char *e = api_value_str(jd_array_get(v, i));
         size_t elen = e ? strlen(e) : 0;
         char *nb = e && len + elen + 4 > cap ? realloc(buf, cap = 2 * (len + elen + 4)) : buf;
         if (!e || !nb) {
@@ -88,7 +93,7 @@ static bool render_path(const path *p, kbuf *b)
     return kbuf_append(b, num, (size_t)n);
 }
 
-static void add_error(errlist *e, const path *at, const json_t *data, const char *msg)
+static void add_error(errlist *e, const path *at, const jd_t *data, const char *msg)
 {
     if (e->n >= MAX_ERRORS) return;
     kbuf where = KBUF_INIT;
@@ -117,31 +122,31 @@ static bool name_ok(const char *s, size_t n)
     return true;
 }
 
-static size_t json_len(const json_t *v)
+static size_t json_len(const jd_t *v)
 {
-    if (json_is_string(v)) return api_utf16_len(json_string_value(v), json_string_length(v));
-    if (json_is_array(v)) return json_array_size(v);
-    return json_is_object(v) ? json_object_size(v) : 0;
+    if (jd_is_string(v)) return api_utf16_len(jd_string_value(v), jd_string_length(v));
+    if (jd_is_array(v)) return jd_array_size(v);
+    return jd_is_object(v) ? jd_object_size(v) : 0;
 }
 
-static double json_num(const json_t *v)
+static double json_num(const jd_t *v)
 {
-    return json_is_integer(v) ? (double)json_integer_value(v) : json_number_value(v);
+    return jd_is_integer(v) ? (double)jd_integer_value(v) : jd_number_value(v);
 }
 
-static void check_field(const path *parent, const char *attr, const json_t *data,
+static void check_field(const path *parent, const char *attr, const jd_t *data,
                         const api_field *f, errlist *e);
 
-static void check_fields(const path *parent, const json_t *obj, const api_field *fields, errlist *e)
+static void check_fields(const path *parent, const jd_t *obj, const api_field *fields, errlist *e)
 {
     for (const api_field *f = fields; f->name; f++)
-        check_field(parent, f->name, json_object_get(obj, f->name), f, e);
+        check_field(parent, f->name, jd_object_get(obj, f->name), f, e);
 }
 
-static void check_enum(const path *at, const json_t *data, const api_field *f, errlist *e)
+static void check_enum(const path *at, const jd_t *data, const api_field *f, errlist *e)
 {
     for (const char *const *v = f->enums; *v; v++)
-        if (json_is_string(data) && strcmp(*v, json_string_value(data)) == 0) return;
+        if (jd_is_string(data) && strcmp(*v, jd_string_value(data)) == 0) return;
     char set[512];
     size_t off = 0;
     for (const char *const *v = f->enums; *v; v++)
@@ -151,12 +156,12 @@ static void check_enum(const path *at, const json_t *data, const api_field *f, e
     add_error(e, at, data, msg);
 }
 
-static void check_map_members(const path *at, const json_t *data, const api_field *f, errlist *e)
+static void check_map_members(const path *at, const jd_t *data, const api_field *f, errlist *e)
 {
     const char *key;
-    const json_t *val;
+    const jd_t *val;
     if (f->flags & AF_KEYS_NAME) {
-        json_object_foreach((json_t *)data, key, val)
+        jd_object_foreach((jd_t *)data, key, val)
         {
             size_t klen = strlen(key), units = api_utf16_len(key, klen);
             if (units < 3 || units > 255 || !name_ok(key, klen))
@@ -167,7 +172,7 @@ static void check_map_members(const path *at, const json_t *data, const api_fiel
         }
     }
     if (!f->values_max_len) return;
-    json_object_foreach((json_t *)data, key, val)
+    jd_object_foreach((jd_t *)data, key, val)
     {
         size_t n = json_len(val);
         if (n > f->values_max_len || n < f->values_min_len) {
@@ -181,19 +186,19 @@ static void check_map_members(const path *at, const json_t *data, const api_fiel
     }
 }
 
-static void check_children(const path *at, const json_t *data, const api_field *f, errlist *e)
+static void check_children(const path *at, const jd_t *data, const api_field *f, errlist *e)
 {
     if (f->type == AT_LIST || f->type == AT_PLIST) {
         if (f->elem->flags & AF_ATTR) return; /* attribute values have no constraints */
-        for (size_t i = 0; i < json_array_size(data) && e->n < MAX_ERRORS; i++) {
+        for (size_t i = 0; i < jd_array_size(data) && e->n < MAX_ERRORS; i++) {
             path sub = {at, NULL, NULL, i + 1};
-            check_field(&sub, "member", json_array_get(data, i), f->elem, e);
+            check_field(&sub, "member", jd_array_get(data, i), f->elem, e);
         }
     } else if (f->type == AT_MAP || f->type == AT_PMAP) {
         if (f->elem->flags & AF_ATTR) return;
         const char *key;
-        const json_t *val;
-        json_object_foreach((json_t *)data, key, val)
+        const jd_t *val;
+        jd_object_foreach((jd_t *)data, key, val)
         {
             if (e->n >= MAX_ERRORS) break;
             path sub = {at, NULL, key, 0};
@@ -204,7 +209,7 @@ static void check_children(const path *at, const json_t *data, const api_field *
     }
 }
 
-static void check_field(const path *parent, const char *attr, const json_t *data,
+static void check_field(const path *parent, const char *attr, const jd_t *data,
                         const api_field *f, errlist *e)
 {
     if (e->n >= MAX_ERRORS || (f->flags & AF_ATTR)) return;
@@ -215,10 +220,10 @@ static void check_field(const path *parent, const char *attr, const json_t *data
     bool structure = f->type == AT_VSTRUCT || f->type == AT_FSTRUCT || f->type == AT_LIST ||
                      f->type == AT_PLIST || f->type == AT_MAP || f->type == AT_PMAP;
     bool is_member = strcmp(attr, "member") == 0;
-    if (((f->flags & AF_NOT_NULL) || (is_member && structure)) && (!data || json_is_null(data)))
+    if (((f->flags & AF_NOT_NULL) || (is_member && structure)) && (!data || jd_is_null(data)))
         add_error(e, &at, NULL, "Member must not be null");
-    if (!data || json_is_null(data)) return;
-    if ((f->flags & AF_NAME) && !name_ok(json_string_value(data), json_string_length(data)))
+    if (!data || jd_is_null(data)) return;
+    if ((f->flags & AF_NAME) && !name_ok(jd_string_value(data), jd_string_length(data)))
         add_error(e, &at, data, API_MSG_NAME_PATTERN);
     if (f->enums) check_enum(&at, data, f, e);
     if (f->min_len && json_len(data) < f->min_len) {
@@ -240,20 +245,20 @@ static void check_field(const path *parent, const char *attr, const json_t *data
                  (long long)f->max);
         add_error(e, &at, data, msg);
     }
-    if (json_is_object(data) && (f->type == AT_MAP || f->type == AT_PMAP))
+    if (jd_is_object(data) && (f->type == AT_MAP || f->type == AT_PMAP))
         check_map_members(&at, data, f, e);
     check_children(&at, data, f, e);
 }
 
-kura_status api_check_constraints(json_t *req, const api_field *fields)
+kura_status api_check_constraints(jd_t *req, const api_field *fields)
 {
     for (const api_field *f = fields; f->name; f++) {
-        const json_t *v = json_object_get(req, f->name);
+        const jd_t *v = jd_object_get(req, f->name);
         if ((f->flags & AF_REQUIRED) && !v)
             return api_err(KURA_E_INVALID,
                            "The parameter '%s' is required but was not present in the request",
                            f->name);
-        if ((f->flags & AF_TABLE_NAME) && json_is_string(v) &&
+        if ((f->flags & AF_TABLE_NAME) && jd_is_string(v) &&
             (json_len(v) < 3 || json_len(v) > 255))
             return api_err(KURA_E_INVALID,
                            "%s must be at least 3 characters long and at most 255 characters "

@@ -81,50 +81,50 @@ size_t api_utf16_len(const char *s, size_t n)
     return units;
 }
 
-static const char *number_kind(const json_t *v)
+static const char *number_kind(const jd_t *v)
 {
-    if (json_is_integer(v)) return "NUMBER_VALUE";
-    double d = json_real_value(v);
+    if (jd_is_integer(v)) return "NUMBER_VALUE";
+    double d = jd_real_value(v);
     return d == floor(d) ? "NUMBER_VALUE" : "DECIMAL_VALUE";
 }
 
 /* The messages shared by the scalar types for a value of the wrong JSON type. */
-static kura_status scalar_mismatch(const json_t *v, const char *java, const char *short_name)
+static kura_status scalar_mismatch(const jd_t *v, const char *java, const char *short_name)
 {
-    if (json_is_object(v)) return ser("%s", MSG_START_OF_STRUCT);
-    if (json_is_array(v)) return ser("Unrecognized collection type class java.lang.%s", java);
-    if (json_is_boolean(v))
+    if (jd_is_object(v)) return ser("%s", MSG_START_OF_STRUCT);
+    if (jd_is_array(v)) return ser("Unrecognized collection type class java.lang.%s", java);
+    if (jd_is_boolean(v))
         return api_err(KURA_E_INVALID, "%s cannot be converted to %s",
-                       json_is_true(v) ? "TRUE_VALUE" : "FALSE_VALUE", short_name);
-    if (json_is_number(v))
+                       jd_is_true(v) ? "TRUE_VALUE" : "FALSE_VALUE", short_name);
+    if (jd_is_number(v))
         return api_err(KURA_E_INVALID, "%s cannot be converted to %s", number_kind(v), short_name);
     return api_err(KURA_E_INVALID, "STRING_VALUE cannot be converted to %s", short_name);
 }
 
-static kura_status check_boolean(json_t *v, json_t **repl)
+static kura_status check_boolean(jd_t *v, jd_t **repl)
 {
-    if (json_is_boolean(v)) return KURA_OK;
-    if (!json_is_string(v)) return scalar_mismatch(v, "Boolean", "Boolean");
-    const char *s = json_string_value(v);
+    if (jd_is_boolean(v)) return KURA_OK;
+    if (!jd_is_string(v)) return scalar_mismatch(v, "Boolean", "Boolean");
+    const char *s = jd_string_value(v);
     static const char *const yes[] = {"true", "1", "yes"}, *const no[] = {"false", "0", "no"};
     for (int i = 0; i < 3; i++) {
-        if (strcasecmp(s, yes[i]) == 0 && strlen(s) == json_string_length(v))
-            return (*repl = json_true()) ? KURA_OK : KURA_E_NOMEM;
-        if (strcasecmp(s, no[i]) == 0 && strlen(s) == json_string_length(v))
-            return (*repl = json_false()) ? KURA_OK : KURA_E_NOMEM;
+        if (strcasecmp(s, yes[i]) == 0 && strlen(s) == jd_string_length(v))
+            return (*repl = jd_true(jd_doc_of(v))) ? KURA_OK : KURA_E_NOMEM;
+        if (strcasecmp(s, no[i]) == 0 && strlen(s) == jd_string_length(v))
+            return (*repl = jd_false(jd_doc_of(v))) ? KURA_OK : KURA_E_NOMEM;
     }
     return ser("%s", "Unexpected token received from parser");
 }
 
-static kura_status check_integer(json_t *v, const char *java, json_t **repl)
+static kura_status check_integer(jd_t *v, const char *java, jd_t **repl)
 {
-    if (json_is_integer(v)) return KURA_OK;
-    if (!json_is_real(v)) return scalar_mismatch(v, java, java);
-    double d = floor(json_real_value(v));
-    json_int_t i = d >= 9.2e18    ? (json_int_t)9200000000000000000LL
-                   : d <= -9.2e18 ? -(json_int_t)9200000000000000000LL
-                                  : (json_int_t)d;
-    return (*repl = json_integer(i)) ? KURA_OK : api_err(KURA_E_NOMEM, "out of memory");
+    if (jd_is_integer(v)) return KURA_OK;
+    if (!jd_is_real(v)) return scalar_mismatch(v, java, java);
+    double d = floor(jd_real_value(v));
+    jd_int_t i = d >= 9.2e18    ? (jd_int_t)9200000000000000000LL
+                   : d <= -9.2e18 ? -(jd_int_t)9200000000000000000LL
+                                  : (jd_int_t)d;
+    return (*repl = jd_integer(jd_doc_of(v), i)) ? KURA_OK : api_err(KURA_E_NOMEM, "out of memory");
 }
 
 /* 1 + the value of each base64 character; 0 for the others. */
@@ -151,15 +151,15 @@ static bool b64_chars(const unsigned char *s, size_t n)
 /* A Blob must be canonical base64: decoding and re-encoding gives the same text, that is,
  * only the alphabet, at most two '=' and only at the end, and the bits below the last
  * character's share of the last byte all zero. */
-static kura_status check_blob(const json_t *v)
+static kura_status check_blob(const jd_t *v)
 {
-    if (json_is_boolean(v) || json_is_number(v))
+    if (jd_is_boolean(v) || jd_is_number(v))
         return ser("%s", "only base-64-encoded strings are convertible to bytes");
-    if (json_is_object(v)) return ser("%s", MSG_START_OF_STRUCT);
-    if (json_is_array(v))
+    if (jd_is_object(v)) return ser("%s", MSG_START_OF_STRUCT);
+    if (jd_is_array(v))
         return ser("%s", "Unrecognized collection type class java.nio.ByteBuffer");
-    const unsigned char *s = (const unsigned char *)json_string_value(v);
-    size_t n = json_string_length(v);
+    const unsigned char *s = (const unsigned char *)jd_string_value(v);
+    size_t n = jd_string_length(v);
     size_t pad = n < 4 || n % 4 || s[n - 1] != '=' ? 0 : s[n - 2] != '=' ? 1 : 2;
     bool ok = b64_chars(s, n - pad); /* also: all ASCII, so n UTF-16 units */
     size_t units = ok ? n : api_utf16_len((const char *)s, n);
@@ -171,7 +171,7 @@ static kura_status check_blob(const json_t *v)
     return ok || n == 0 ? KURA_OK : ser("%s", "Invalid last non-pad Base64 character dectected");
 }
 
-static kura_status check_value(json_t *v, const api_field *f, json_t **repl);
+static kura_status check_value(jd_t *v, const api_field *f, jd_t **repl);
 
 /* The largest field table (Query's has 17 members). */
 #define MAX_FIELDS 32
@@ -187,9 +187,9 @@ static int field_index(const api_field *fields, const char *key, size_t key_len)
 }
 
 /* Removes unknown and null members, then checks the known ones in table order. */
-static kura_status check_struct(json_t *obj, const api_field *fields)
+static kura_status check_struct(jd_t *obj, const api_field *fields)
 {
-    json_t *present[MAX_FIELDS];
+    jd_t *present[MAX_FIELDS];
     int nfields = 0;
     while (fields[nfields].name)
         nfields++;
@@ -199,60 +199,59 @@ static kura_status check_struct(json_t *obj, const api_field *fields)
     memset(present, 0, (size_t)nfields * sizeof present[0]);
     const char *key;
     size_t key_len;
-    json_t *val;
-    void *tmp;
-    json_object_keylen_foreach_safe(obj, tmp, key, key_len, val)
+    jd_t *val;
+    jd_object_keylen_foreach(obj, key, key_len, val)
     {
         int i = key_len ? field_index(fields, key, key_len) : -1;
-        if (i < 0 || json_is_null(val))
-            json_object_deln(obj, key, key_len);
+        if (i < 0 || jd_is_null(val))
+            jd_object_deln(obj, key, key_len);
         else
             present[i] = val;
     }
     for (int i = 0; i < nfields; i++) {
-        json_t *repl = NULL;
+        jd_t *repl = NULL;
         if (!present[i]) continue;
         kura_status s = check_value(present[i], &fields[i], &repl);
         if (s != KURA_OK) return s;
-        if (repl && json_object_set_new(obj, fields[i].name, repl) != 0)
+        if (repl && jd_object_set(obj, fields[i].name, repl) != 0)
             return api_err(KURA_E_NOMEM, "out of memory");
     }
     return KURA_OK;
 }
 
-static kura_status check_elements(json_t *v, const api_field *elem)
+static kura_status check_elements(jd_t *v, const api_field *elem)
 {
-    if (json_is_array(v)) {
-        for (size_t i = 0; i < json_array_size(v); i++) {
-            json_t *repl = NULL;
-            kura_status s = check_value(json_array_get(v, i), elem, &repl);
+    if (jd_is_array(v)) {
+        for (size_t i = 0; i < jd_array_size(v); i++) {
+            jd_t *repl = NULL;
+            kura_status s = check_value(jd_array_get(v, i), elem, &repl);
             if (s != KURA_OK) return s;
-            if (repl && json_array_set_new(v, i, repl) != 0)
+            if (repl && jd_array_set(v, i, repl) != 0)
                 return api_err(KURA_E_NOMEM, "out of memory");
         }
         return KURA_OK;
     }
     const char *key;
     size_t key_len;
-    json_t *val;
-    json_object_keylen_foreach(v, key, key_len, val)
+    jd_t *val;
+    jd_object_keylen_foreach(v, key, key_len, val)
     {
-        json_t *repl = NULL;
+        jd_t *repl = NULL;
         kura_status s = check_value(val, elem, &repl);
         if (s != KURA_OK) return s;
-        if (repl && json_object_setn_new(v, key, key_len, repl) != 0)
+        if (repl && jd_object_setn(v, key, key_len, repl) != 0)
             return api_err(KURA_E_NOMEM, "out of memory");
     }
     return KURA_OK;
 }
 
-static kura_status check_value(json_t *v, const api_field *f, json_t **repl)
+static kura_status check_value(jd_t *v, const api_field *f, jd_t **repl)
 {
-    bool scalar = json_is_string(v) || json_is_number(v) || json_is_boolean(v);
-    if (json_is_null(v)) return KURA_OK;
+    bool scalar = jd_is_string(v) || jd_is_number(v) || jd_is_boolean(v);
+    if (jd_is_null(v)) return KURA_OK;
     switch (f->type) {
     case AT_STRING:
-        return json_is_string(v) ? KURA_OK : scalar_mismatch(v, "String", "String");
+        return jd_is_string(v) ? KURA_OK : scalar_mismatch(v, "String", "String");
     case AT_BOOLEAN:
         return check_boolean(v, repl);
     case AT_INTEGER:
@@ -264,12 +263,12 @@ static kura_status check_value(json_t *v, const api_field *f, json_t **repl)
     case AT_LIST:
     case AT_PLIST:
         if (scalar) return ser("%s", f->type == AT_LIST ? "Unexpected field type" : MSG_PARAM_TYPE);
-        if (json_is_object(v)) return ser("%s", MSG_START_OF_STRUCT);
+        if (jd_is_object(v)) return ser("%s", MSG_START_OF_STRUCT);
         return check_elements(v, f->elem);
     case AT_MAP:
     case AT_PMAP:
         if (scalar) return ser("%s", f->type == AT_MAP ? "Unexpected field type" : MSG_PARAM_TYPE);
-        if (json_is_array(v)) {
+        if (jd_is_array(v)) {
             const char *sub = f->type == AT_PMAP ? "AttributeValue" : f->subtype;
             return api_err(KURA_E_INVALID,
                            "Unrecognized collection type java.util.Map<java.lang.String, %s%s>",
@@ -281,25 +280,22 @@ static kura_status check_value(json_t *v, const api_field *f, json_t **repl)
         if (scalar)
             return ser("%s", f->type == AT_VSTRUCT ? "Unexpected value type in payload"
                                                    : "Unexpected field type");
-        if (json_is_array(v))
+        if (jd_is_array(v))
             return ser("Unrecognized collection type class " MODEL_PREFIX "%s", f->subtype);
         return check_struct(v, f->fields);
     }
     return KURA_OK;
 }
 
-kura_status api_check_types(json_t *req, const api_field *fields)
+kura_status api_check_types(jd_t *req, const api_field *fields)
 {
     return check_struct(req, fields);
 }
 
-kura_status api_check_value(json_t **slot, const api_field *f)
+kura_status api_check_value(jd_t **slot, const api_field *f)
 {
-    json_t *repl = NULL;
+    jd_t *repl = NULL;
     kura_status s = check_value(*slot, f, &repl);
-    if (s == KURA_OK && repl) {
-        json_decref(*slot);
-        *slot = repl;
-    }
+    if (s == KURA_OK && repl) *slot = repl;
     return s;
 }

@@ -203,7 +203,7 @@ static void test_validation_errors(void **state)
     rejects("{\"M\":{\"a\":{\"M\":{\"b\":{\"NULL\":false}}}}}", false,
             "One or more parameter values were invalid: Null attribute value types must have "
             "the value of true");
-    rejects("{not json", false, "invalid JSON: string or '}' expected near 'not'");
+    rejects("{not json", false, "invalid JSON: invalid string in json text");
 }
 
 static void test_large_set_duplicate_found(void **state)

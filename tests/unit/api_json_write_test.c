@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
 #include <openssl/evp.h>
 
 #include "api/api_int.h"
