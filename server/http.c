@@ -20,6 +20,16 @@
  * The requests in flight are counted (first call .. completion callback) so a shutdown can
  * wait for them.
  *
+ * Durable writes (--sync): a write returns only after its WAL fdatasync, and the WAL's group
+ * commit makes one fdatasync for all the writes waiting at that moment; so the more writes can
+ * wait at once, the more share a sync. Run on the pool threads, a write would hold its thread
+ * (and every other connection of that thread) for the whole sync, and the pool would have to
+ * be as large as the writes we want in one group, which costs the reads context switches. So
+ * with cfg->sync_writers > 0 a write operation is handed to a pool of that many writer threads
+ * instead: its connection is suspended (MHD_suspend_connection), a writer runs kura_execute()
+ * and resumes it, and libmicrohttpd calls the handler once more, which answers with the
+ * writer's result. Reads and every operation under --relaxed run on the pool threads.
+ *
  * Where DynamoDB and DynamoDB Local answer differently, kura-server answers:
  *   - a method other than POST (GET / ...): 400 MissingAuthenticationToken "Request must
  *     contain either a valid (registered) AWS access key ID or X.509 certificate.", DynamoDB
@@ -44,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -54,6 +65,20 @@
 
 #define TARGET_PREFIX "DynamoDB_20120810."
 
+typedef struct srv_req srv_req;
+
+/* The writers of --sync (see above): a FIFO of suspended requests and the threads that run
+ * them. */
+typedef struct srv_writers {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    srv_req *head, *tail;
+    bool stop; /* the threads finish the queue, then exit; later writes run in place */
+    atomic_int suspended; /* connections suspended and not yet answered */
+    unsigned n;
+    pthread_t *threads;
+} srv_writers;
+
 struct srv_http {
     struct MHD_Daemon *daemon;
     kura_db *db;
@@ -61,10 +86,11 @@ struct srv_http {
     uint16_t port;
     atomic_int inflight;  /* requests between their first call and their completion */
     atomic_bool stopping; /* set by srv_http_stop(): answers close their connection */
+    srv_writers writers;
 };
 
 /* One request's state, from its first handler call to the completion callback. */
-typedef struct srv_req {
+struct srv_req {
     kbuf body;
     bool answered;  /* a response is queued; the rest of the body is discarded */
     bool authed;    /* srv_auth_precheck() ran (its state must be freed) */
@@ -73,7 +99,19 @@ typedef struct srv_req {
     uint64_t discarded;
     srv_auth_req auth;
     char id[SRV_REQID_LEN + 1];
-} srv_req;
+    /* a write handed to the writers: the operation, then its result */
+    struct MHD_Connection *conn;
+    const char *op;
+    srv_req *next;     /* in the writers' queue */
+    atomic_bool ran;   /* the writer has run it (set before the connection is resumed) */
+    bool queued;
+    bool suspended;   /* counted in writers.suspended */
+    kura_status status;
+    const char *type; /* kura_execute_error_type() of the writer's thread (a static string) */
+    char *out;
+    size_t out_len;
+    char *log_msg;    /* kura_last_error() of an InternalServerError, for the log line */
+};
 
 /* Body bytes dropped after the limit before the connection is closed without an answer. */
 #define SRV_MAX_DISCARD_BYTES (64ull * 1024 * 1024)
@@ -205,6 +243,143 @@ static void free_output(void *p)
     kura_free(p);
 }
 
+/* Runs the request's operation (on a pool thread, or on a writer for --sync writes). */
+static void execute(srv_http *h, srv_req *r, const char *op)
+{
+    const char *body = r->body.data ? (const char *)r->body.data : "";
+    r->op = op;
+    r->status = kura_execute(h->db, op, body, r->body.len, &r->out, &r->out_len);
+    r->type = r->status == KURA_OK ? NULL : kura_execute_error_type();
+    if (r->type && strcmp(r->type, "InternalServerError") == 0) r->log_msg = strdup(kura_last_error());
+}
+
+/* Queues the response of an executed request. */
+static enum MHD_Result answer(srv_http *h, struct MHD_Connection *conn, srv_req *r)
+{
+    if (!r->out) {
+        srv_log_error(r->id, r->op, "InternalServerError", "out of memory");
+        return answer_error(h, conn, r, MHD_HTTP_INTERNAL_SERVER_ERROR, "InternalServerError",
+                            "out of memory", false);
+    }
+    unsigned status = MHD_HTTP_OK;
+    if (r->type && strcmp(r->type, "InternalServerError") == 0) {
+        status = MHD_HTTP_INTERNAL_SERVER_ERROR;
+        srv_log_error(r->id, r->op, r->type, r->log_msg ? r->log_msg : "internal error");
+    } else if (r->type) {
+        status = MHD_HTTP_BAD_REQUEST;
+    }
+    r->answered = true;
+    char *out = r->out;
+    r->out = NULL; /* libmicrohttpd frees it with the response */
+    return srv_respond(conn, status, out, r->out_len, free_output, r->id,
+                       atomic_load(&h->stopping));
+}
+
+/* The operations that write (and so, under --sync, wait for a WAL sync). */
+static bool is_write(const char *op)
+{
+    static const char *const writes[] = {"PutItem",     "UpdateItem",  "DeleteItem",
+                                         "BatchWriteItem", "CreateTable", "DeleteTable",
+                                         "UpdateTable"};
+    for (size_t i = 0; op && i < sizeof writes / sizeof *writes; i++)
+        if (strcmp(op, writes[i]) == 0) return true;
+    return false;
+}
+
+static enum MHD_Result hand_to_writers(srv_http *h, struct MHD_Connection *conn, srv_req *r,
+                                       const char *op)
+{
+    srv_writers *w = &h->writers;
+    pthread_mutex_lock(&w->mu);
+    if (w->stop) { /* shutting down: a keep-alive connection's last write runs here */
+        pthread_mutex_unlock(&w->mu);
+        execute(h, r, op);
+        return answer(h, conn, r);
+    }
+    r->conn = conn;
+    r->op = op;
+    r->queued = true;
+    r->suspended = true;
+    atomic_fetch_add(&w->suspended, 1);
+    MHD_suspend_connection(conn);
+    r->next = NULL;
+    if (w->tail)
+        w->tail->next = r;
+    else
+        w->head = r;
+    w->tail = r;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    return MHD_YES;
+}
+
+static void *writer_main(void *arg)
+{
+    srv_http *h = arg;
+    srv_writers *w = &h->writers;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->head && !w->stop)
+            pthread_cond_wait(&w->cv, &w->mu);
+        srv_req *r = w->head;
+        if (!r) break; /* stopping, and the queue is empty */
+        w->head = r->next;
+        if (!w->head) w->tail = NULL;
+        pthread_mutex_unlock(&w->mu);
+        execute(h, r, r->op);
+        struct MHD_Connection *conn = r->conn;
+        atomic_store(&r->ran, true);
+        MHD_resume_connection(conn); /* the handler is called again: answer() */
+        pthread_mutex_lock(&w->mu);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+static kura_status writers_start(srv_http *h, unsigned n)
+{
+    srv_writers *w = &h->writers;
+    atomic_init(&w->suspended, 0);
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    if (n == 0) return KURA_OK;
+    if (!(w->threads = calloc(n, sizeof *w->threads))) return kura_err(KURA_E_NOMEM, "out of memory");
+    for (; w->n < n; w->n++) {
+        int rc = pthread_create(&w->threads[w->n], NULL, writer_main, h);
+        if (rc != 0) return kura_err(KURA_E_IO, "cannot start a writer thread: %s", strerror(rc));
+    }
+    return KURA_OK;
+}
+
+/* Lets the writers run what is queued, then joins them. */
+static void writers_stop(srv_http *h)
+{
+    srv_writers *w = &h->writers;
+    pthread_mutex_lock(&w->mu);
+    w->stop = true;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    for (unsigned i = 0; w->threads && i < w->n; i++)
+        pthread_join(w->threads[i], NULL);
+    free(w->threads);
+    w->threads = NULL;
+}
+
+/* After the daemon has stopped (nothing can reach the writers any more). */
+static void writers_free(srv_http *h)
+{
+    pthread_cond_destroy(&h->writers.cv);
+    pthread_mutex_destroy(&h->writers.mu);
+}
+
+/* The request no longer counts as suspended (answered, or its connection closed). */
+static void unsuspend(srv_http *h, srv_req *r)
+{
+    if (!r->suspended) return;
+    r->suspended = false;
+    atomic_fetch_sub(&h->writers.suspended, 1);
+}
+
 /* The body is complete: the signature, then the operation. */
 static enum MHD_Result on_complete(srv_http *h, struct MHD_Connection *conn, srv_req *r)
 {
@@ -224,24 +399,9 @@ static enum MHD_Result on_complete(srv_http *h, struct MHD_Connection *conn, srv
     const char *op = NULL;
     if (target && strncmp(target, TARGET_PREFIX, sizeof TARGET_PREFIX - 1) == 0)
         op = target + sizeof TARGET_PREFIX - 1;
-    char *out = NULL;
-    size_t out_len = 0;
-    kura_status s = kura_execute(h->db, op, body, r->body.len, &out, &out_len);
-    const char *type = s == KURA_OK ? NULL : kura_execute_error_type();
-    if (!out) {
-        srv_log_error(r->id, op, "InternalServerError", "out of memory");
-        return answer_error(h, conn, r, MHD_HTTP_INTERNAL_SERVER_ERROR, "InternalServerError",
-                            "out of memory", false);
-    }
-    unsigned status = MHD_HTTP_OK;
-    if (type && strcmp(type, "InternalServerError") == 0) {
-        status = MHD_HTTP_INTERNAL_SERVER_ERROR;
-        srv_log_error(r->id, op, type, kura_last_error());
-    } else if (type) {
-        status = MHD_HTTP_BAD_REQUEST;
-    }
-    r->answered = true;
-    return srv_respond(conn, status, out, out_len, free_output, r->id, atomic_load(&h->stopping));
+    if (h->writers.n && is_write(op)) return hand_to_writers(h, conn, r, op);
+    execute(h, r, op);
+    return answer(h, conn, r);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -264,6 +424,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return on_data(r, upload_data, n);
     }
     if (r->answered) return MHD_YES;
+    if (r->queued) { /* called again after MHD_resume_connection(): the writer has run it */
+        if (!atomic_load(&r->ran)) return MHD_YES;
+        unsuspend(h, r);
+        return answer(h, conn, r);
+    }
     return on_complete(h, conn, r);
 }
 
@@ -276,7 +441,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     (void)toe;
     if (!r) return;
     if (r->authed) srv_auth_free(&r->auth);
+    unsuspend(h, r);
     kbuf_free(&r->body);
+    kura_free(r->out);
+    free(r->log_msg);
     free(r);
     *con_cls = NULL;
     atomic_fetch_sub(&h->inflight, 1);
@@ -312,7 +480,16 @@ kura_status srv_http_start(kura_db *db, const srv_config *cfg, srv_http **h_out)
     atomic_init(&h->inflight, 0);
     atomic_init(&h->stopping, false);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC | MHD_USE_TURBO |
-                     (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0);
+                     (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0) |
+                     (cfg->sync_writers ? MHD_ALLOW_SUSPEND_RESUME : 0);
+    s = writers_start(h, cfg->sync_writers);
+    if (s != KURA_OK) {
+        writers_stop(h);
+        writers_free(h);
+        freeaddrinfo(ai);
+        free(h);
+        return s;
+    }
     errno = 0;
     h->daemon = MHD_start_daemon(
         flags, (uint16_t)cfg->port, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
@@ -324,6 +501,8 @@ kura_status srv_http_start(kura_db *db, const srv_config *cfg, srv_http **h_out)
     int err = errno;
     freeaddrinfo(ai);
     if (!h->daemon) {
+        writers_stop(h);
+        writers_free(h);
         free(h);
         return kura_err(KURA_E_IO, "cannot listen on %s port %u: %s", cfg->host, cfg->port,
                         err ? strerror(err) : "libmicrohttpd failed to start");
@@ -349,6 +528,14 @@ void srv_http_stop(srv_http *h, uint32_t grace_ms)
      * waiting here lets those still receiving their body complete and be answered. */
     for (uint32_t waited = 0; atomic_load(&h->inflight) > 0 && waited < grace_ms; waited += 2)
         usleep(2000);
+    /* every suspended connection must be resumed, and the resumption seen by its thread,
+     * before the daemon stops (libmicrohttpd aborts otherwise): the writers run what they
+     * have queued, writes that arrive after that run in place, and each resumed connection
+     * is answered by its pool thread */
+    writers_stop(h);
+    while (atomic_load(&h->writers.suspended) > 0)
+        usleep(1000);
     MHD_stop_daemon(h->daemon);
+    writers_free(h);
     free(h);
 }

@@ -12,7 +12,8 @@
  * Exit status: 0 after a clean shutdown, 1 when the database cannot be opened or closed
  * cleanly or the server cannot listen, 2 for a usage error.
  *
- * --threads defaults to 4 per core (SRV_THREADS_PER_CORE below says why).
+ * --threads defaults to one per core; under --sync, writes run on SRV_SYNC_WRITERS writer
+ * threads of their own (below, and http.c).
  * --in-memory is an ordinary database in a temporary directory removed at exit; since
  * nothing survives the process anyway it defaults to --relaxed durability (--sync still
  * applies if given).
@@ -33,13 +34,18 @@
 #define EXIT_USAGE 2
 #define SHUTDOWN_GRACE_MS 10000
 
-/* Default pool threads per core. A request runs on its pool thread from start to end, and
- * with --sync a write waits there for its WAL fsync: with only one thread per core, two
- * writes at a time could share a group commit on two cores. Four per core let the WAL's
- * group commit batch the writes of many connections (PutItem at 32 connections: ~3k/s with
- * 2 threads, ~7-8k/s with 8, on the 2-core test machine), and cost reads nothing measurable;
- * idle threads only hold virtual stack. */
-#define SRV_THREADS_PER_CORE 4
+/* Pool threads per core. A pool thread serves its connections without ever waiting on I/O
+ * but the socket's (durable writes go to the writers), so one per core is enough, and fewer
+ * threads make fewer context switches: GetItem at 32 connections on the 2-core test machine,
+ * 2 threads ~80k req/s, 4 ~76k, 8 ~68k (docs/BENCHMARKS.md, "HTTP"). */
+#define SRV_THREADS_PER_CORE 1
+
+/* Writer threads under --sync. A durable write waits on its writer for the WAL's group
+ * commit, and every write waiting at the moment of a sync shares it: with 32 writers, 32
+ * connections writing at once can share one fdatasync (PutItem --sync at 32 connections:
+ * ~10k req/s with 8 threads holding writes, ~17-20k with 32). Idle writers only hold
+ * virtual stack. */
+#define SRV_SYNC_WRITERS 32
 
 typedef struct srv_options {
     const char *data;
@@ -94,7 +100,7 @@ static void parse_args(int argc, char **argv, srv_options *o)
     o->durability = -1;
     o->cfg.host = "127.0.0.1";
     o->cfg.port = 8000;
-    o->cfg.threads = SRV_THREADS_PER_CORE * (cores > 0 ? (unsigned)cores : 1);
+    o->cfg.threads = SRV_THREADS_PER_CORE * (cores > 1 ? (unsigned)cores : 2);
     o->cfg.max_connections = 1024;
     o->cfg.timeout_s = 60;
     for (int i = 1; i < argc; i++) {
@@ -136,7 +142,7 @@ static void parse_args(int argc, char **argv, srv_options *o)
     if (!o->data == !o->in_memory) usage("give exactly one of --data DIR and --in-memory");
 }
 
-static kura_status open_db(const srv_options *o, const char *dir, kura_db **db_out)
+static kura_status open_db(srv_options *o, const char *dir, kura_db **db_out)
 {
     kura_options opts;
     kura_options_init(&opts);
@@ -144,6 +150,7 @@ static kura_status open_db(const srv_options *o, const char *dir, kura_db **db_o
         opts.durability = (kura_durability)o->durability;
     else if (o->in_memory)
         opts.durability = KURA_RELAXED;
+    o->cfg.sync_writers = opts.durability == KURA_SYNC ? SRV_SYNC_WRITERS : 0;
     if (o->partitions) opts.default_partitions = o->partitions;
     return kura_open(dir, &opts, db_out);
 }

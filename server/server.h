@@ -35,6 +35,7 @@ typedef struct srv_config {
     const char *host; /* address to listen on, numeric or a name; "127.0.0.1" */
     unsigned port;    /* 0: a free port */
     unsigned threads; /* libmicrohttpd pool threads, >= 1 */
+    unsigned sync_writers; /* > 0: writes run on this many writer threads (--sync; http.c) */
     unsigned max_connections;
     unsigned timeout_s;   /* idle connection timeout */
     const char *auth_key; /* --auth: the access key and secret; NULL: accept anything */
