@@ -722,6 +722,7 @@ jd_t *jd_parse(jd_doc *d, const char *json, size_t len, unsigned flags, char *er
         set_error(err, cap, "out of memory");
         return NULL;
     }
+    yajl_config(h, yajl_dont_validate_strings, 1); /* cb_string and cb_map_key check, strictly */
     yajl_status st = yajl_parse(h, (const unsigned char *)json, len);
     b.finishing = true;
     if (st == yajl_status_ok) st = yajl_complete_parse(h);
