@@ -34,10 +34,10 @@
 #define EXIT_USAGE 2
 #define SHUTDOWN_GRACE_MS 10000
 
-/* Pool threads per core. A pool thread serves its connections without ever waiting on I/O
- * but the socket's (durable writes go to the writers), so one per core is enough, and fewer
- * threads make fewer context switches: GetItem at 32 connections on the 2-core test machine,
- * 2 threads ~80k req/s, 4 ~76k, 8 ~68k (docs/BENCHMARKS.md, "HTTP"). */
+/* Serving threads per core. A serving thread never waits on I/O but its sockets' (durable
+ * writes go to the writers), so one per core is enough, and fewer threads make fewer context
+ * switches: GetItem at 32 connections on the 2-core test machine, 2 threads ~80k req/s, 4
+ * ~76k, 8 ~68k (docs/server.md). */
 #define SRV_THREADS_PER_CORE 1
 
 /* Writer threads under --sync. A durable write waits on its writer for the WAL's group

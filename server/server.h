@@ -10,8 +10,10 @@
  *   reqid.c    request ids
  *   sigv4.c    the SigV4 checks, sigv4_canon.c its computations (pure functions, sigv4.h).
  *
- * Threads: libmicrohttpd's pool threads run the handler; kura_execute() is thread-safe, so
- * requests run in parallel with no lock of the server's own. main() waits for SIGINT, SIGTERM
+ * Threads: an acceptor hands connections round-robin to the serving threads (one
+ * libmicrohttpd daemon each), which run the handler; under --sync, writes run on writer
+ * threads (http.c). kura_execute() is thread-safe, so requests run in parallel with no lock
+ * of the server's own. main() waits for SIGINT, SIGTERM
  * or SIGHUP with the signals blocked in every thread (sigwait), so no handler runs in signal context.
  */
 #ifndef KURA_SERVER_SERVER_H
@@ -34,7 +36,7 @@
 typedef struct srv_config {
     const char *host; /* address to listen on, numeric or a name; "127.0.0.1" */
     unsigned port;    /* 0: a free port */
-    unsigned threads; /* libmicrohttpd pool threads, >= 1 */
+    unsigned threads; /* serving threads (libmicrohttpd daemons), >= 1 */
     unsigned sync_writers; /* > 0: writes run on this many writer threads (--sync; http.c) */
     unsigned max_connections;
     unsigned timeout_s;   /* idle connection timeout */
