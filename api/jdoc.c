@@ -12,9 +12,10 @@
  * of the list is copied into an array of exactly its size (objects: member by member through
  * jd_object_setn, which is where duplicate names are merged).
  *
- * YAJL checks the JSON and decodes strings; on top of it: a pass over the raw text for \u
- * escapes (YAJL turns a lone high surrogate into '?' and lets a lone low one through as
- * invalid UTF-8; jansson refused both, and so do we), the strict UTF-8 check of every
+ * YAJL checks the JSON and decodes strings; on top of it: raw \v and \f refused (YAJL takes
+ * them for white space), a pass over the raw text for \u escapes (YAJL turns a lone high
+ * surrogate into '?' and lets a lone low one through as invalid UTF-8; jansson refused both,
+ * and so do we), the strict UTF-8 check of every
  * decoded string with a byte >= 0x80 (YAJL's own check lets overlong forms and surrogates
  * through), numbers (YAJL hands over their text) and the nesting limit.
  */
@@ -605,7 +606,7 @@ static int close_container(builder *b)
     frame f = b->stack[--b->depth];
     jd_t *v = f.node;
     size_t count = b->n - f.first;
-    const pending *p = b->list + f.first;
+    const pending *p = count ? b->list + f.first : NULL; /* list is NULL until a first value */
     if (v->type == JD_ARRAY && count) {
         if (!(v->u.arr.v = arena_alloc(b->d, count * sizeof *v->u.arr.v)))
             return fail(b, "out of memory");
@@ -650,10 +651,10 @@ static int hex(char c)
                                   : -1;
 }
 
-/* The \uXXXX escape at s[0..n) (s[0] == '\\'), or -1. */
+/* The \uXXXX escape at s[0..n), or -1 if there is none. */
 static long escape_at(const char *s, size_t n)
 {
-    if (n < 6 || s[1] != 'u') return -1;
+    if (n < 6 || s[0] != '\\' || s[1] != 'u') return -1;
     long cp = 0;
     for (int i = 2; i < 6; i++) {
         int h = hex(s[i]);
@@ -715,6 +716,12 @@ static void yajl_error(yajl_handle h, const char *json, size_t len, char *err, s
 
 jd_t *jd_parse(jd_doc *d, const char *json, size_t len, unsigned flags, char *err, size_t cap)
 {
+    /* YAJL takes \v and \f for white space; JSON has no place for them, raw, anywhere (a
+     * string must escape them) */
+    if (memchr(json, '\v', len) || memchr(json, '\f', len)) {
+        set_error(err, cap, "invalid character: a raw \\v or \\f");
+        return NULL;
+    }
     builder b = {.d = d};
     yajl_alloc_funcs af = {y_malloc, y_realloc, y_free, d};
     yajl_handle h = b.h = yajl_alloc(&callbacks, &af, &b);

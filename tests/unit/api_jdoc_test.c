@@ -77,10 +77,10 @@ static void test_hand_picked(void **state)
     static const char *const refused[] = {
         "", " ", "{", "{\"a\"}", "{\"a\":}", "[1,]", "{\"a\":1,}", "{not json", "{} {}", "{}x",
         "[9223372036854775808]", "[-9223372036854775809]", "[1e400]", "[-1e400]",
-        "[\"\\ud800\"]", "[\"\\udc00\"]", "[\"\\ud800x\"]", "[\"\\ud800\\u0041\"]",
+        "[\"\\ud800\"]", "[\"\\udc00\"]", "[\"\\ud800x\"]", "[\"\\ud83d|ude00\"]", "[\"\\ud800\\u0041\"]",
         "[\"\xc0\xaf\"]", "[\"\xed\xa0\x80\"]", "[\"\xf4\x90\x80\x80\"]", "[\"\xff\"]",
         "[\"\xe3\x81\"]", "{\"\xc0\xaf\":1}", "[\"\\x\"]", "[\"\\u12\"]", "[01]", "[.5]",
-        "[+1]", "[NaN]", "{\"k\\u0000\":1}", "['a']", "[\"a\nb\"]", "// c\n{}", "1", "\"s\"", "null", "true"};
+        "[+1]", "[NaN]", "[1,\v2]", "[1,\f2]", "{\"a\":\v1}", "{\"k\\u0000\":1}", "['a']", "[\"a\nb\"]", "// c\n{}", "1", "\"s\"", "null", "true"};
     for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
         assert_false(compare(refused[i], strlen(refused[i]), 0));
     /* scalars at the top with JD_DECODE_ANY */
