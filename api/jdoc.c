@@ -43,7 +43,6 @@ typedef struct chunk {
 struct jd_doc {
     chunk *head;   /* the chunk being filled (large pieces' chunks go behind it) */
     size_t next_cap;
-    size_t bytes;
 };
 
 static chunk *chunk_new(size_t cap)
@@ -66,7 +65,6 @@ jd_doc *jd_doc_new(void)
         return NULL;
     }
     d->next_cap = 2 * CHUNK_FIRST;
-    d->bytes = CHUNK_FIRST;
     return d;
 }
 
@@ -78,11 +76,6 @@ void jd_doc_free(jd_doc *d)
         free(c);
     }
     free(d);
-}
-
-size_t jd_doc_bytes(const jd_doc *d)
-{
-    return d->bytes;
 }
 
 static void *arena_alloc(jd_doc *d, size_t n)
@@ -100,12 +93,10 @@ static void *arena_alloc(jd_doc *d, size_t n)
         c->used = n;
         c->next = h->next;
         h->next = c;
-        d->bytes += n;
         return c->data;
     }
     chunk *c = chunk_new(d->next_cap);
     if (!c) return NULL;
-    d->bytes += d->next_cap;
     if (d->next_cap < CHUNK_MAX) d->next_cap *= 2;
     c->next = h;
     d->head = c;
@@ -167,7 +158,7 @@ size_t jd_utf8_seq(const uint8_t *p, size_t n)
     return len;
 }
 
-bool jd_utf8_valid(const char *s, size_t n)
+static bool utf8_valid(const char *s, size_t n)
 {
     const uint8_t *p = (const uint8_t *)s, *end = p + n;
     while (p < end) {
@@ -555,7 +546,7 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
     builder *b = ctx;
     for (size_t i = 0; i < n; i++) {
         if (s[i] >= 0x80) {
-            if (!jd_utf8_valid((const char *)s + i, n - i)) return fail(b, "invalid UTF-8 string");
+            if (!utf8_valid((const char *)s + i, n - i)) return fail(b, "invalid UTF-8 string");
             break;
         }
     }
@@ -565,7 +556,7 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
 static int cb_map_key(void *ctx, const unsigned char *s, size_t n)
 {
     builder *b = ctx;
-    if (!jd_utf8_valid((const char *)s, n)) return fail(b, "invalid UTF-8 member name");
+    if (!utf8_valid((const char *)s, n)) return fail(b, "invalid UTF-8 member name");
     if (memchr(s, '\0', n)) return fail(b, "NUL byte in object key not supported");
     if (!(b->key = arena_strdup(b->d, (const char *)s, n))) return fail(b, "out of memory");
     b->key_len = n;

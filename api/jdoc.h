@@ -82,8 +82,6 @@ struct jd_t {
 /* A new empty document; NULL when out of memory. */
 jd_doc *jd_doc_new(void);
 void jd_doc_free(jd_doc *d);
-/* Memory of the document's arena (tests). */
-size_t jd_doc_bytes(const jd_doc *d);
 
 /* Parses json[0..len) into d. NULL on failure, with a one-line message in err[0..err_cap). */
 jd_t *jd_parse(jd_doc *d, const char *json, size_t len, unsigned flags, char *err,
@@ -92,7 +90,6 @@ jd_t *jd_parse(jd_doc *d, const char *json, size_t len, unsigned flags, char *er
 /* Length of the UTF-8 sequence at p[0..n) (p[0] >= 0x80), or 0 when it is not valid UTF-8
  * (overlong, surrogate, past U+10FFFF, cut short). */
 size_t jd_utf8_seq(const uint8_t *p, size_t n);
-bool jd_utf8_valid(const char *s, size_t n);
 
 /* ---- Reading (a NULL node is no value of any type) --------------------------------------- */
 

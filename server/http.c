@@ -95,7 +95,6 @@ struct srv_http {
     unsigned ndaemons;
     int listen_fd;
     pthread_t acceptor;
-    bool acceptor_running;
     kura_db *db;
     const srv_config *cfg;
     uint16_t port;
@@ -121,8 +120,7 @@ struct srv_req {
     atomic_bool ran;   /* the writer has run it (set before the connection is resumed) */
     bool queued;
     bool suspended;   /* counted in writers.suspended */
-    kura_status status;
-    const char *type; /* kura_execute_error_type() of the writer's thread (a static string) */
+    const char *type; /* kura_execute_error_type() of the thread that ran it (a static string) */
     char *out;
     size_t out_len;
     char *log_msg;    /* kura_last_error() of an InternalServerError, for the log line */
@@ -263,8 +261,8 @@ static void execute(srv_http *h, srv_req *r, const char *op)
 {
     const char *body = r->body.data ? (const char *)r->body.data : "";
     r->op = op;
-    r->status = kura_execute(h->db, op, body, r->body.len, &r->out, &r->out_len);
-    r->type = r->status == KURA_OK ? NULL : kura_execute_error_type();
+    kura_status s = kura_execute(h->db, op, body, r->body.len, &r->out, &r->out_len);
+    r->type = s == KURA_OK ? NULL : kura_execute_error_type();
     if (r->type && strcmp(r->type, "InternalServerError") == 0) r->log_msg = strdup(kura_last_error());
 }
 
@@ -522,6 +520,18 @@ static void stop_daemons(srv_http *h)
         if (h->daemons[i]) MHD_stop_daemon(h->daemons[i]);
 }
 
+/* Undoes a start that failed after the writers' state was set up: stops what runs, frees h. */
+static kura_status start_failed(srv_http *h, kura_status s)
+{
+    writers_stop(h);
+    stop_daemons(h);
+    writers_free(h);
+    close(h->listen_fd);
+    free(h->daemons);
+    free(h);
+    return s;
+}
+
 kura_status srv_http_start(kura_db *db, const srv_config *cfg, srv_http **h_out)
 {
     struct addrinfo *ai;
@@ -545,14 +555,7 @@ kura_status srv_http_start(kura_db *db, const srv_config *cfg, srv_http **h_out)
     atomic_init(&h->inflight, 0);
     atomic_init(&h->stopping, false);
     s = writers_start(h, cfg->sync_writers);
-    if (s != KURA_OK) {
-        writers_stop(h);
-        writers_free(h);
-        close(fd);
-        free(h->daemons);
-        free(h);
-        return s;
-    }
+    if (s != KURA_OK) return start_failed(h, s);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC |
                      MHD_USE_TURBO | MHD_USE_NO_LISTEN_SOCKET |
                      (cfg->sync_writers ? MHD_ALLOW_SUSPEND_RESUME : 0);
@@ -566,14 +569,9 @@ kura_status srv_http_start(kura_db *db, const srv_config *cfg, srv_http **h_out)
             MHD_OPTION_END);
         if (!h->daemons[i]) {
             int err = errno;
-            writers_stop(h);
-            stop_daemons(h);
-            writers_free(h);
-            close(fd);
-            free(h->daemons);
-            free(h);
-            return kura_err(KURA_E_IO, "cannot start the HTTP threads: %s",
-                            err ? strerror(err) : "libmicrohttpd failed to start");
+            return start_failed(h, kura_err(KURA_E_IO, "cannot start the HTTP threads: %s",
+                                            err ? strerror(err)
+                                                : "libmicrohttpd failed to start"));
         }
     }
     struct sockaddr_storage bound;
@@ -582,16 +580,9 @@ kura_status srv_http_start(kura_db *db, const srv_config *cfg, srv_http **h_out)
         h->port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
                                                     : ((struct sockaddr_in *)&bound)->sin_port);
     int rc = pthread_create(&h->acceptor, NULL, acceptor_main, h);
-    if (rc != 0) {
-        writers_stop(h);
-        stop_daemons(h);
-        writers_free(h);
-        close(fd);
-        free(h->daemons);
-        free(h);
-        return kura_err(KURA_E_IO, "cannot start the acceptor thread: %s", strerror(rc));
-    }
-    h->acceptor_running = true;
+    if (rc != 0)
+        return start_failed(h, kura_err(KURA_E_IO, "cannot start the acceptor thread: %s",
+                                        strerror(rc)));
     *h_out = h;
     return KURA_OK;
 }
@@ -607,7 +598,7 @@ void srv_http_stop(srv_http *h, uint32_t grace_ms)
     atomic_store(&h->stopping, true);
     /* wakes the acceptor out of accept(); connections still in the backlog are reset */
     shutdown(h->listen_fd, SHUT_RDWR);
-    if (h->acceptor_running) pthread_join(h->acceptor, NULL);
+    pthread_join(h->acceptor, NULL);
     close(h->listen_fd);
     /* Requests already executing finish inside MHD_stop_daemon() (it joins the threads);
      * waiting here lets those still receiving their body complete and be answered. */
