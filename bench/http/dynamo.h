@@ -26,13 +26,16 @@
 #define HB_ITEMS_PER_PK BENCH_ITEMS_PER_PK
 
 /* The operations of the workloads (and ListTables, the start-up probe). */
-typedef enum hb_op { HB_OP_PUT, HB_OP_GET, HB_OP_QUERY, HB_OP_LIST } hb_op;
+typedef enum hb_op { HB_OP_PUT, HB_OP_GET, HB_OP_QUERY, HB_OP_LIST, HB_NOPS } hb_op;
 
-/* What every request of one run shares: the Host header, the table, the date. */
+/* What every request of one run shares: the Host header, the table, the date, and so each
+ * operation's head up to the Content-Length value. */
 typedef struct hb_reqgen {
     char host[32]; /* "127.0.0.1:8000" */
     char table[64];
     char amz_date[17]; /* 20261121T142200Z, fixed at init */
+    char head[HB_NOPS][640];
+    size_t head_len[HB_NOPS];
 } hb_reqgen;
 
 /* Fills *g for the server at addr and table (truncated to 63 bytes). */

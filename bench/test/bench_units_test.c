@@ -1,6 +1,7 @@
 /*
  * bench_units_test.c - unit tests of kura-bench's building blocks that the smoke test
- * cannot check exactly: histogram percentiles, key and value formats, JSON escaping.
+ * cannot check exactly: histogram percentiles, key and value formats, JSON escaping, the
+ * benchmark items and kura-http-bench's requests (made without printf, checked against it).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,7 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <arpa/inet.h>
+#include <openssl/evp.h>
+
 #include "bench/hist.h"
+#include "bench/http/dynamo.h"
+#include "bench/item_fields.h"
 #include "bench/json.h"
 #include "bench/keys.h"
 
@@ -133,6 +139,125 @@ static void test_json_escaping(void **state)
     free(buf);
 }
 
+static const uint64_t some_indexes[] = {0,          1,           19,         20,
+                                        996,        997,         12345,      99999,
+                                        100000,     123456789,   9999999999, 10000000007,
+                                        1ull << 40, 1ull << 62, UINT64_MAX};
+
+static void test_item_fields_match_printf(void **state)
+{
+    (void)state;
+    char want[64];
+    for (size_t i = 0; i < sizeof some_indexes / sizeof *some_indexes; i++) {
+        unsigned long long x = some_indexes[i];
+        bench_item_fields f;
+        bench_item_fields_make(x, &f);
+        snprintf(want, sizeof want, "user%012llu", x / BENCH_ITEMS_PER_PK % 1000000000000ull);
+        assert_string_equal(f.pk, want);
+        snprintf(want, sizeof want, "order#%05llu", x % BENCH_ITEMS_PER_PK);
+        assert_string_equal(f.sk, want);
+        snprintf(want, sizeof want, "Customer Name %010llu", x);
+        assert_string_equal(f.name, want);
+        snprintf(want, sizeof want, "customer%010llu@example.com", x);
+        assert_string_equal(f.email, want);
+        snprintf(want, sizeof want, "City %06llu", x % 997);
+        assert_string_equal(f.city, want);
+        snprintf(want, sizeof want, "%07llu", x * 7919 % 10000000);
+        assert_string_equal(f.zip, want);
+        for (int t = 0; t < 3; t++) {
+            snprintf(want, sizeof want, "tag-%c%05llu", 'a' + t, (x + (uint64_t)t * 31) % 100000);
+            assert_string_equal(f.tag[t], want);
+        }
+        snprintf(want, sizeof want, "%llu.%02llu", x % 100000, x % 100);
+        assert_string_equal(f.price, want);
+        bench_item_fields k;
+        bench_item_key_make(x, &k);
+        assert_string_equal(k.pk, f.pk);
+        assert_string_equal(k.sk, f.sk);
+    }
+}
+
+/* Splits an HTTP request into its head (checked against the generator) and body. */
+static const char *request_body(const hb_reqgen *g, const kbuf *req, const char *target)
+{
+    const char *r = (const char *)req->data;
+    const char *end = memmem(r, req->len, "\r\n\r\n", 4);
+    assert_non_null(end);
+    const char *body = end + 4;
+    size_t blen = req->len - (size_t)(body - r);
+    char want[1024];
+    snprintf(want, sizeof want,
+             "POST / HTTP/1.1\r\nHost: %s\r\nAccept-Encoding: identity\r\n"
+             "Content-Type: application/x-amz-json-1.0\r\nUser-Agent: kura-http-bench\r\n"
+             "X-Amz-Target: DynamoDB_20120810.%s\r\nX-Amz-Date: %s\r\n"
+             "Authorization: AWS4-HMAC-SHA256 Credential=AKIDKURABENCH/%.8s/us-east-1/"
+             "dynamodb/aws4_request, SignedHeaders=content-type;host;x-amz-date;x-amz-target, "
+             "Signature=0000000000000000000000000000000000000000000000000000000000000000\r\n"
+             "Content-Length: %zu\r\n\r\n",
+             g->host, target, g->amz_date, g->amz_date, blen);
+    assert_int_equal((size_t)(body - r), strlen(want));
+    assert_memory_equal(r, want, strlen(want));
+    return body;
+}
+
+static void test_http_requests(void **state)
+{
+    (void)state;
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(8123)};
+    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+    hb_reqgen g;
+    hb_reqgen_init(&g, &addr, "bench");
+    assert_string_equal(g.host, "127.0.0.1:8123");
+    char want[2048];
+    for (size_t i = 0; i < sizeof some_indexes / sizeof *some_indexes; i++) {
+        uint64_t x = some_indexes[i];
+        bench_item_fields f;
+        bench_item_fields_make(x, &f);
+        kbuf req = KBUF_INIT;
+
+        assert_true(hb_req_item(&g, HB_OP_GET, x, &req));
+        kbuf_put_u8(&req, 0);
+        req.len--;
+        snprintf(want, sizeof want,
+                 "{\"TableName\":\"bench\",\"Key\":{\"pk\":{\"S\":\"%s\"},\"sk\":{\"S\":\"%s\"}}}",
+                 f.pk, f.sk);
+        assert_string_equal(request_body(&g, &req, "GetItem"), want);
+
+        kbuf_clear(&req);
+        assert_true(hb_req_item(&g, HB_OP_QUERY, x, &req));
+        kbuf_put_u8(&req, 0);
+        req.len--;
+        snprintf(want, sizeof want,
+                 "{\"TableName\":\"bench\",\"KeyConditionExpression\":\"pk = :p\","
+                 "\"ExpressionAttributeValues\":{\":p\":{\"S\":\"%s\"}}}",
+                 f.pk);
+        assert_string_equal(request_body(&g, &req, "Query"), want);
+
+        kbuf_clear(&req);
+        assert_true(hb_req_item(&g, HB_OP_PUT, x, &req));
+        kbuf_put_u8(&req, 0);
+        req.len--;
+        char b64[4 * sizeof f.data / 3 + 8];
+        EVP_EncodeBlock((unsigned char *)b64, f.data, (int)sizeof f.data);
+        snprintf(want, sizeof want,
+                 "{\"TableName\":\"bench\",\"Item\":{\"pk\":{\"S\":\"%s\"},"
+                 "\"sk\":{\"S\":\"%s\"},\"name\":{\"S\":\"%s\"},\"email\":{\"S\":\"%s\"},"
+                 "\"n\":{\"N\":\"0\"},\"price\":{\"N\":\"%s\"},\"active\":{\"BOOL\":%s},"
+                 "\"tags\":{\"SS\":[\"%s\",\"%s\",\"%s\"]},\"profile\":{\"M\":{\"city\":"
+                 "{\"S\":\"%s\"},\"zip\":{\"S\":\"%s\"}}},\"data\":{\"B\":\"%s\"}}}",
+                 f.pk, f.sk, f.name, f.email, f.price, f.active ? "true" : "false", f.tag[0],
+                 f.tag[1], f.tag[2], f.city, f.zip, b64);
+        assert_string_equal(request_body(&g, &req, "PutItem"), want);
+
+        kbuf_clear(&req);
+        assert_true(hb_req_http(&g, "DescribeTable", "{}", 2, &req));
+        kbuf_put_u8(&req, 0);
+        req.len--;
+        assert_string_equal(request_body(&g, &req, "DescribeTable"), "{}");
+        kbuf_free(&req);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -142,6 +267,8 @@ int main(void)
         cmocka_unit_test(test_rng_below_in_range),
         cmocka_unit_test(test_values_half_compressible),
         cmocka_unit_test(test_json_escaping),
+        cmocka_unit_test(test_item_fields_match_printf),
+        cmocka_unit_test(test_http_requests),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
