@@ -255,6 +255,14 @@ static kura_status lproj_translate(legacy_gen *g, const jd_t *atg, const char *p
 
 /* ---- Which parameters may appear together ------------------------------------------------- */
 
+/* Whether a member of `names` other than `skip` is present in `req`. */
+static bool lany_present(const jd_t *req, const char *const *names, const char *skip)
+{
+    for (; *names; names++)
+        if (legacy_get(req, *names) && (!skip || strcmp(*names, skip))) return true;
+    return false;
+}
+
 /* Appends the members of `names` present in `req` to `b` as "A, B" (skipping `skip`). */
 static bool llist_present(const jd_t *req, const char *const *names, const char *skip, kbuf *b)
 {
@@ -266,35 +274,46 @@ static bool llist_present(const jd_t *req, const char *const *names, const char 
 }
 
 /* DynamoDB's rules on combining the expression parameters `exprs` and the legacy parameters
- * `legacy` of an operation, and on ExpressionAttributeNames/Values without an expression. */
+ * `legacy` of an operation, and on ExpressionAttributeNames/Values without an expression.
+ * Every request of these operations passes here, so the lists the messages quote are only
+ * made once a rule is broken. */
 static kura_status lcheck_params(const jd_t *req, const char *const *exprs,
                                  const char *const *legacy)
 {
-    kbuf e = KBUF_INIT, l = KBUF_INIT, v = KBUF_INIT;
-    kura_status st = KURA_OK;
     /* KeyConditions may go with the other expressions of a Query, not KeyConditionExpression */
     const char *skip = legacy_get(req, "KeyConditionExpression") ? NULL : "KeyConditions";
-    bool ok =
-        llist_present(req, exprs, NULL, &e) && (!e.len || llist_present(req, legacy, skip, &l));
+    bool expr = lany_present(req, exprs, NULL);
+    bool mixed = expr && lany_present(req, legacy, skip);
     size_t nval = 0, nval_present = 0; /* expressions that take values: all but projections */
-    for (const char *const *x = exprs; ok && *x; x++) {
+    for (const char *const *x = exprs; *x; x++) {
         if (!strcmp(*x, "ProjectionExpression")) continue;
         nval_present += legacy_get(req, *x) != NULL;
-        ok = (!nval++ || legacy_put(&v, " and ")) && legacy_put(&v, *x);
+        nval++;
     }
+    bool names_alone = !expr && legacy_get(req, "ExpressionAttributeNames");
+    bool values_alone = nval && !nval_present && legacy_get(req, "ExpressionAttributeValues");
+    if (!mixed && !names_alone && !values_alone) return KURA_OK;
+
+    kbuf e = KBUF_INIT, l = KBUF_INIT, v = KBUF_INIT;
+    kura_status st = KURA_OK;
+    bool ok = llist_present(req, exprs, NULL, &e) && llist_present(req, legacy, skip, &l);
+    size_t i = 0;
+    for (const char *const *x = exprs; ok && *x; x++)
+        if (strcmp(*x, "ProjectionExpression"))
+            ok = (!i++ || legacy_put(&v, " and ")) && legacy_put(&v, *x);
     ok = ok && kbuf_put_u8(&e, 0) && kbuf_put_u8(&l, 0) && kbuf_put_u8(&v, 0);
     if (!ok)
         st = legacy_nomem();
-    else if (l.len > 1)
+    else if (mixed)
         st = kura_err(KURA_E_INVALID,
                       "Can not use both expression and non-expression parameters "
                       "in the same request: Non-expression parameters: {%s} "
                       "Expression parameters: {%s}",
                       (const char *)l.data, (const char *)e.data);
-    else if (legacy_get(req, "ExpressionAttributeNames") && e.len == 1)
+    else if (names_alone)
         st = kura_err(KURA_E_INVALID,
                       "ExpressionAttributeNames can only be specified when using expressions");
-    else if (nval && !nval_present && legacy_get(req, "ExpressionAttributeValues"))
+    else
         st = kura_err(KURA_E_INVALID,
                       "ExpressionAttributeValues can only be specified when using expressions: "
                       "%s %s null",
