@@ -3,7 +3,8 @@
 into one file with the machine's description (several rounds of a server become the medians
 of its figures, field by field, with every round kept under "runs"), and prints the markdown
 tables of docs/BENCHMARKS.md's section "HTTP: kura-server vs dynalite": throughput and
-latency with the kura/dynalite ratios, start time and memory, and issue 4's targets.
+latency with the kura/dynalite ratios, the ratios round by round, start time and memory, and
+issue 4's targets.
 
 Usage: http_tables.py [--command=CMD] [--dir=DATA_DIR] [--out=FILE] RUN.json...
   With --out the combined JSON is written there; without, the inputs may be a combined file
@@ -104,6 +105,29 @@ def throughput_table(servers):
             kr = row(k, wl, conns)
             line += " %s |" % fmt_ratio(ratio(kr and kr["req_per_sec"], pr and pr["req_per_sec"]))
         print(line)
+
+
+def rounds_table(servers):
+    """kura / dynalite at 32 connections round by round (the servers take turns within a
+    round, so round i of each ran minutes apart), with the median and the range."""
+    peer = next((s for s in servers if s["name"] == PEER), None)
+    if not peer or len(peer.get("runs", [])) < 2:
+        return False
+    print("| ratio at 32 connections | rounds | median of the rounds | range |")
+    print("|---|---|---:|---:|")
+    for k in (s for s in servers if s["name"] != PEER):
+        for wl in ("put", "get", "query"):
+            xs = []
+            for kr, pr in zip(k.get("runs", []), peer["runs"]):
+                a, b = row(kr, wl, 32), row(pr, wl, 32)
+                xs.append(ratio(a and a["req_per_sec"], b and b["req_per_sec"]))
+            got = [x for x in xs if x is not None]
+            if not got:
+                continue
+            print("| %s %s / %s | %s | %s | %s-%s |" % (
+                k["name"], OPS[wl], PEER, " ".join(fmt_ratio(x) for x in xs),
+                fmt_ratio(median(got)), fmt_ratio(min(got)), fmt_ratio(max(got))))
+    return True
 
 
 def memory_table(servers):
@@ -262,6 +286,8 @@ def main():
     print()
     throughput_table(servers)
     print()
+    if rounds_table(servers):
+        print()
     memory_table(servers)
     print()
     targets_table(servers)
