@@ -116,8 +116,8 @@ kura_expression_attributes api_expr_attrs(const api_expr *e);
 /* Decodes the Map<AttributeValue> member `name` (NULL when absent) into *out. */
 kura_status api_map_member(const jd_t *obj, const char *name, kura_value **out);
 
-/* Members of the response (c->out), in the order DynamoDB prints them. api_out_json takes
- * v's reference (also on failure); KURA_E_NOMEM if v is NULL. */
+/* Members of the response (c->out), in the order DynamoDB prints them. api_out_json: v is
+ * a node of the request's document (KURA_E_NOMEM if it is NULL: making it ran out). */
 kura_status api_out_json(api_call *c, const char *key, jd_t *v);
 kura_status api_out_item(api_call *c, const char *key, const kura_value *m);
 kura_status api_out_int(api_call *c, const char *key, int64_t v);

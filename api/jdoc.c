@@ -29,6 +29,8 @@
 
 #include <yajl/yajl_parse.h>
 
+#include "util/hash.h"
+
 /* ---- The arena ---------------------------------------------------------------------------- */
 
 #define CHUNK_FIRST (8u * 1024)
@@ -244,14 +246,6 @@ jd_t *jd_null(jd_doc *d)
 
 /* ---- Objects -------------------------------------------------------------------------------- */
 
-static uint64_t key_hash(const char *key, size_t n)
-{
-    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (uint8_t)key[i]) * 0x100000001b3ull;
-    return h;
-}
-
 static bool key_eq(const jd_member *m, const char *key, size_t n)
 {
     return m->key_len == n && memcmp(m->key, key, n) == 0;
@@ -262,7 +256,7 @@ static void index_put(jd_t *obj, size_t pos)
 {
     const jd_member *m = &obj->u.obj.m[pos];
     size_t mask = obj->u.obj.index_cap - 1;
-    for (size_t i = key_hash(m->key, m->key_len) & mask;; i = (i + 1) & mask) {
+    for (size_t i = kura_hash64(m->key, m->key_len) & mask;; i = (i + 1) & mask) {
         if (!obj->u.obj.index[i]) {
             obj->u.obj.index[i] = (uint32_t)pos + 1;
             return;
@@ -296,7 +290,7 @@ static size_t find(const jd_t *obj, const char *key, size_t n)
         return obj->u.obj.n;
     }
     size_t mask = obj->u.obj.index_cap - 1;
-    for (size_t i = key_hash(key, n) & mask; obj->u.obj.index[i]; i = (i + 1) & mask) {
+    for (size_t i = kura_hash64(key, n) & mask; obj->u.obj.index[i]; i = (i + 1) & mask) {
         size_t pos = obj->u.obj.index[i] - 1;
         if (key_eq(&m[pos], key, n)) return pos;
     }
@@ -544,12 +538,7 @@ static int cb_number(void *ctx, const char *s, size_t n)
 static int cb_string(void *ctx, const unsigned char *s, size_t n)
 {
     builder *b = ctx;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] >= 0x80) {
-            if (!utf8_valid((const char *)s + i, n - i)) return fail(b, "invalid UTF-8 string");
-            break;
-        }
-    }
+    if (!utf8_valid((const char *)s, n)) return fail(b, "invalid UTF-8 string");
     return add_value(b, jd_stringn(b->d, (const char *)s, n));
 }
 

@@ -41,8 +41,8 @@
  * removed, the expressions and ExpressionAttributeNames/Values entries added. Operations
  * without legacy parameters, and requests that use none, are left unchanged (the checks of
  * ExpressionAttributeNames/Values without an expression still apply to the operations listed
- * above). `req` is borrowed; values moved into ExpressionAttributeValues are shared (reference
- * counted) with the removed members, so nothing else must hold on to them.
+ * above). `req` is borrowed; values moved into ExpressionAttributeValues are the removed
+ * members' own nodes (nodes live as long as their document), not copies.
  *
  * Returns KURA_OK, or KURA_E_INVALID with DynamoDB's ValidationException message (then `req`
  * is unchanged), or KURA_E_NOMEM (then `req` may be partly rewritten and must be discarded).

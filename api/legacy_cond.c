@@ -268,7 +268,7 @@ static kura_status lterm_emit(legacy_gen *g, int op, const char *attr, jd_t *arg
     return ok ? KURA_OK : legacy_nomem();
 }
 
-/* The operator and argument list (a new reference) of a QueryFilter, ScanFilter or
+/* The operator and argument list (a node of cond's document) of a QueryFilter, ScanFilter or
  * KeyConditions entry. */
 static kura_status lcond_parse(legacy_cond_kind kind, const char *param, const char *attr,
                                const jd_t *cond, int *op_out, jd_t **args_out)
@@ -288,7 +288,7 @@ static kura_status lcond_parse(legacy_cond_kind kind, const char *param, const c
     return *args_out ? KURA_OK : legacy_nomem();
 }
 
-/* The operator and argument list (a new reference) of an Expected entry, with its
+/* The operator and argument list (a node of cond's document) of an Expected entry, with its
  * Exists / Value / AttributeValueList / ComparisonOperator rules. */
 static kura_status lexpected_parse(const char *attr, const jd_t *cond, int *op_out,
                                    jd_t **args_out)

@@ -122,8 +122,8 @@ static kura_status check_integer(jd_t *v, const char *java, jd_t **repl)
     if (!jd_is_real(v)) return scalar_mismatch(v, java, java);
     double d = floor(jd_real_value(v));
     jd_int_t i = d >= 9.2e18    ? (jd_int_t)9200000000000000000LL
-                   : d <= -9.2e18 ? -(jd_int_t)9200000000000000000LL
-                                  : (jd_int_t)d;
+                 : d <= -9.2e18 ? -(jd_int_t)9200000000000000000LL
+                                : (jd_int_t)d;
     return (*repl = jd_integer(jd_doc_of(v), i)) ? KURA_OK : api_err(KURA_E_NOMEM, "out of memory");
 }
 

@@ -25,30 +25,23 @@ static char *put_dec(char *p, uint64_t v, int width)
     return p;
 }
 
-static char *put_lit(char *p, const char *s)
-{
-    size_t n = strlen(s);
-    memcpy(p, s, n);
-    return p + n;
-}
-
 void bench_item_key_make(uint64_t index, bench_item_fields *f)
 {
     uint64_t pk = index / BENCH_ITEMS_PER_PK;
-    *put_dec(put_lit(f->pk, "user"), pk % 1000000000000ull, 12) = 0;
-    *put_dec(put_lit(f->sk, "order#"), index % BENCH_ITEMS_PER_PK % 100000, 5) = 0;
+    *put_dec(bench_put_str(f->pk, "user"), pk % 1000000000000ull, 12) = 0;
+    *put_dec(bench_put_str(f->sk, "order#"), index % BENCH_ITEMS_PER_PK % 100000, 5) = 0;
 }
 
 void bench_item_fields_make(uint64_t index, bench_item_fields *f)
 {
     bench_item_key_make(index, f);
-    *put_dec(put_lit(f->name, "Customer Name "), index, 10) = 0;
-    *put_lit(put_dec(put_lit(f->email, "customer"), index, 10),
+    *put_dec(bench_put_str(f->name, "Customer Name "), index, 10) = 0;
+    *bench_put_str(put_dec(bench_put_str(f->email, "customer"), index, 10),
              "@example.com") = 0;
-    *put_dec(put_lit(f->city, "City "), index % 997, 6) = 0;
+    *put_dec(bench_put_str(f->city, "City "), index % 997, 6) = 0;
     *put_dec(f->zip, index * 7919 % 10000000, 7) = 0;
     for (int i = 0; i < 3; i++) {
-        char *p = put_lit(f->tag[i], "tag-");
+        char *p = bench_put_str(f->tag[i], "tag-");
         *p++ = (char)('a' + i);
         *put_dec(p, (index + (uint64_t)i * 31) % 100000, 5) = 0;
     }

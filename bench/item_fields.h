@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #define BENCH_ITEMS_PER_PK 20
 
@@ -21,6 +22,15 @@ typedef struct bench_item_fields {
     uint8_t data[224];
     bool active;
 } bench_item_fields;
+
+/* Copies the string s to p (no NUL); returns the end. The benchmarks put their fields and
+ * requests together with it rather than printf (see item_fields.c). */
+static inline char *bench_put_str(char *p, const char *s)
+{
+    size_t n = strlen(s);
+    memcpy(p, s, n);
+    return p + n;
+}
 
 /* Fills every field of item `index`. */
 void bench_item_fields_make(uint64_t index, bench_item_fields *f);

@@ -394,7 +394,7 @@ bool mt_get_ref(memtable *m, const uint8_t *key, size_t klen, uint64_t snapshot,
         if (ukey_cmp(ik, iklen - IKEY_TRAILER, key, klen) != 0)
             continue;
         uint64_t seq = ikey_seq(ik, iklen);
-        if (seq <= snapshot && (!best || seq > best_seq)) { /* the chain is newest first */
+        if (seq <= snapshot && (!best || seq > best_seq)) { /* whatever order they came in */
             best = ik;
             best_len = iklen;
             best_seq = seq;

@@ -219,7 +219,7 @@ static void *crash_writer_main(void *p)
     crash_writer *w = p;
     char rec[64];
     memset(rec, 'r', sizeof rec);
-    io_file *f;
+    io_file *f = NULL; /* the open fails if another thread has crashed the process first */
     kura_status s = io_open_write(w->env, w->path, IO_KIND_WAL, &f);
     while (s == KURA_OK && w->appended < 100000) {
         if ((s = io_append(f, rec, sizeof rec)) != KURA_OK)
