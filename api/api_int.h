@@ -83,6 +83,9 @@ kura_status jw_json(kbuf *b, const jd_t *v);
  * the map's order, which is name order). */
 kura_status jw_value(kbuf *b, const kura_value *v);
 kura_status jw_item(kbuf *b, const kura_value *m);
+/* The same text written from an item's stored encoding (docs/format/item.md), which must
+ * have passed val_check_encoded(): no kura_value is built. */
+kura_status jw_item_encoded(kbuf *b, const uint8_t *p, size_t len);
 /* Text appended as it is (a literal such as "true" or "{"). */
 kura_status jw_raw(kbuf *b, const char *text);
 /* ',' unless b is empty or ends with '{' or '[' (the start of an object or array). */

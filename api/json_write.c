@@ -30,6 +30,7 @@
 
 #include "api/api_int.h"
 #include "engine/model/number.h"
+#include "util/coding.h"
 
 #define NOMEM() api_err(KURA_E_NOMEM, "out of memory")
 
@@ -220,27 +221,32 @@ kura_status jw_json(kbuf *b, const jd_t *v)
 
 /* ---- Attribute values ---------------------------------------------------------------------- */
 
-static kura_status write_b64(kbuf *b, const kura_value *v)
+static kura_status write_b64(kbuf *b, const uint8_t *p, size_t n)
 {
-    size_t n = v->u.bytes.len, out = 4 * ((n + 2) / 3);
+    size_t out = 4 * ((n + 2) / 3);
     if (!kbuf_reserve(b, out + 3)) return NOMEM();
     b->data[b->len++] = '"';
-    b->len += (size_t)EVP_EncodeBlock(b->data + b->len, v->u.bytes.p, (int)n);
+    b->len += (size_t)EVP_EncodeBlock(b->data + b->len, p, (int)n);
     b->data[b->len++] = '"';
     return KURA_OK;
+}
+
+static kura_status write_num(kbuf *b, const kura_num *n)
+{
+    char num[NUM_FORMAT_MAX + 1];
+    return jw_string(b, num, num_format(n, num, sizeof num));
 }
 
 /* The bare JSON of a set member (a string). */
 static kura_status write_scalar(kbuf *b, const kura_value *v)
 {
-    char num[NUM_FORMAT_MAX + 1];
     switch (v->type) {
     case KURA_S:
         return jw_string(b, (const char *)v->u.bytes.p, v->u.bytes.len);
     case KURA_N:
-        return jw_string(b, num, num_format(&v->u.num, num, sizeof num));
+        return write_num(b, &v->u.num);
     case KURA_B:
-        return write_b64(b, v);
+        return write_b64(b, v->u.bytes.p, v->u.bytes.len);
     default:
         return api_err(KURA_E_INVALID, "a set member of the response is not a scalar");
     }
@@ -274,13 +280,15 @@ kura_status jw_item(kbuf *b, const kura_value *m)
     return s;
 }
 
+/* "{\"<type>\":", the start of a value of type t (KURA_S..KURA_BS). */
+static const char *const heads[] = {
+    "",        "{\"S\":", "{\"N\":",  "{\"B\":",  "{\"BOOL\":", "{\"NULL\":",
+    "{\"M\":", "{\"L\":", "{\"SS\":", "{\"NS\":", "{\"BS\":"};
+static const uint8_t head_len[] = {0, 5, 5, 5, 8, 8, 5, 5, 6, 6, 6};
+
 kura_status jw_value(kbuf *b, const kura_value *v)
 {
     if (v->type < KURA_S || v->type > KURA_BS) return api_err(KURA_E_INVALID, "the value is empty");
-    static const char *const heads[] = {
-        "",        "{\"S\":", "{\"N\":",  "{\"B\":",  "{\"BOOL\":", "{\"NULL\":",
-        "{\"M\":", "{\"L\":", "{\"SS\":", "{\"NS\":", "{\"BS\":"};
-    static const uint8_t head_len[] = {0, 5, 5, 5, 8, 8, 5, 5, 6, 6, 6};
     if (!kbuf_append(b, heads[v->type], head_len[v->type])) return NOMEM();
     kura_status s;
     switch (v->type) {
@@ -305,4 +313,114 @@ kura_status jw_value(kbuf *b, const kura_value *v)
     }
     if (s == KURA_OK && !kbuf_put_u8(b, '}')) s = NOMEM();
     return s;
+}
+
+/* ---- Stored items ---------------------------------------------------------------------------
+ *
+ * The same text written from an item's stored encoding (docs/format/item.md) without decoding
+ * it into a kura_value first. The bytes have passed val_check_encoded(), so lengths, counts,
+ * varints, tags and numbers are known to be well-formed and within the input: the walk below
+ * only reads them. */
+
+typedef struct enc_reader {
+    const uint8_t *p, *end;
+} enc_reader;
+
+static inline uint32_t enc_uint(enc_reader *r)
+{
+    uint64_t v = 0;
+    if (*r->p < 0x80) return *r->p++;
+    r->p = dec_varint64(r->p, r->end, &v);
+    return (uint32_t)v;
+}
+
+static kura_status enc_num(kbuf *b, enc_reader *r)
+{
+    kura_num n;
+    size_t used = 0;
+    if (num_key_decode(r->p, (size_t)(r->end - r->p), &n, &used) != KURA_OK)
+        return api_err(KURA_E_CORRUPTION, "a stored number could not be read");
+    r->p += used;
+    return write_num(b, &n);
+}
+
+/* A varint length and that many bytes, as a string (S) or in base64 (B). */
+static kura_status enc_bytes(kbuf *b, enc_reader *r, kura_type type)
+{
+    uint32_t len = enc_uint(r);
+    const uint8_t *p = r->p;
+    r->p += len;
+    return type == KURA_S ? jw_string(b, (const char *)p, len) : write_b64(b, p, len);
+}
+
+static kura_status enc_value(kbuf *b, enc_reader *r);
+
+/* The attributes of an M (after its tag) as a JSON object. */
+static kura_status enc_map(kbuf *b, enc_reader *r)
+{
+    if (!kbuf_put_u8(b, '{')) return NOMEM();
+    kura_status s = KURA_OK;
+    for (uint32_t i = 0, n = enc_uint(r); s == KURA_OK && i < n; i++) {
+        if (i && !kbuf_put_u8(b, ',')) return NOMEM();
+        s = enc_bytes(b, r, KURA_S);
+        if (s == KURA_OK && !kbuf_put_u8(b, ':')) s = NOMEM();
+        if (s == KURA_OK) s = enc_value(b, r);
+    }
+    if (s == KURA_OK && !kbuf_put_u8(b, '}')) s = NOMEM();
+    return s;
+}
+
+/* The elements of an L, SS, NS or BS (after its tag) as a JSON array. */
+static kura_status enc_elements(kbuf *b, enc_reader *r, kura_type type)
+{
+    if (!kbuf_put_u8(b, '[')) return NOMEM();
+    kura_status s = KURA_OK;
+    for (uint32_t i = 0, n = enc_uint(r); s == KURA_OK && i < n; i++) {
+        if (i && !kbuf_put_u8(b, ',')) return NOMEM();
+        s = type == KURA_L    ? enc_value(b, r)
+            : type == KURA_NS ? enc_num(b, r)
+                              : enc_bytes(b, r, type == KURA_SS ? KURA_S : KURA_B);
+    }
+    if (s == KURA_OK && !kbuf_put_u8(b, ']')) s = NOMEM();
+    return s;
+}
+
+static kura_status enc_value(kbuf *b, enc_reader *r)
+{
+    kura_type type = (kura_type)*r->p++;
+    if (type < KURA_S || type > KURA_BS) /* val_check_encoded() rejects these */
+        return api_err(KURA_E_CORRUPTION, "a stored value has an unknown type");
+    if (!kbuf_append(b, heads[type], head_len[type])) return NOMEM();
+    kura_status s;
+    switch (type) {
+    case KURA_S:
+    case KURA_B:
+        s = enc_bytes(b, r, type);
+        break;
+    case KURA_N:
+        s = enc_num(b, r);
+        break;
+    case KURA_BOOL:
+        s = jw_raw(b, *r->p++ ? "true" : "false");
+        break;
+    case KURA_NULL:
+        s = jw_raw(b, "true");
+        break;
+    case KURA_M:
+        s = enc_map(b, r);
+        break;
+    default:
+        s = enc_elements(b, r, type);
+        break;
+    }
+    if (s == KURA_OK && !kbuf_put_u8(b, '}')) s = NOMEM();
+    return s;
+}
+
+kura_status jw_item_encoded(kbuf *b, const uint8_t *p, size_t len)
+{
+    if (len == 0 || p[0] != KURA_M)
+        return api_err(KURA_E_CORRUPTION, "a stored item is not a map");
+    enc_reader r = {p + 1, p + len};
+    return enc_map(b, &r);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "api/api_int.h"
+#include "engine/get_encoded.h"
 
 /* The Map<AttributeValueUpdate> of UpdateItem's legacy AttributeUpdates. */
 static const api_field update_action_fields[] = {
@@ -128,11 +129,19 @@ static kura_status run_get(api_call *c)
             .expr = api_expr_attrs(&e),
             .return_consumed_capacity = api_rcc(c->req),
         };
+        /* the item is printed from its stored bytes unless it is projected or measured */
         kura_get_item_res res = {0};
-        s = api_engine(kura_get_item(c->db, &req, &res));
+        kbuf enc = KBUF_INIT;
+        bool encoded = false;
+        s = api_engine(kura_get_item_encoded(c->db, &req, &res, &enc, &encoded));
+        if (s == KURA_OK && encoded && enc.len) {
+            s = jw_key(&c->out, "Item", 4);
+            if (s == KURA_OK) s = jw_item_encoded(&c->out, enc.data, enc.len);
+        }
         if (s == KURA_OK && res.item) s = api_out_item(c, "Item", res.item);
         if (s == KURA_OK)
             s = api_out_capacity(c, &res.consumed_capacity, req.return_consumed_capacity);
+        kbuf_free(&enc);
         kura_get_item_res_free(&res);
     }
     api_expr_free(&e);

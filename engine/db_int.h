@@ -57,6 +57,10 @@ kura_status catalog_write(kura_db *db);
 kura_status catalog_load(kura_db *db);
 /* Opens the partitions of a tree known to the catalog (or being created). */
 kura_status tree_open_parts(kura_db *db, kura_tree *t, bool create);
+/* kura_get() into a caller's buffer (replacing its contents), so that a caller with a buffer
+ * to reuse reads without an allocation. */
+kura_status tree_get_into(kura_tree *t, const kura_read_options *ro, const void *key, size_t klen,
+                          kbuf *val);
 void tree_close(kura_tree *t);
 bool tree_name_valid(const char *name);
 /* An iterator like kura_iter_new's over partitions part_lo..part_hi (inclusive) only: Query

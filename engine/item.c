@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/get_encoded.h"
 #include "util/status.h"
 
 /* ---- Shared request checks -------------------------------------------------------------- */
@@ -330,25 +331,31 @@ static kura_status get_read(kura_table *t, const kbuf *key, const item_exprs *ex
     return KURA_OK;
 }
 
-kura_status kura_get_item(kura_db *db, const kura_get_item_req *req, kura_get_item_res *res_out)
+/* kura_get_item(), or with `enc` kura_get_item_encoded(). */
+static kura_status get_item(kura_db *db, const kura_get_item_req *req, kura_get_item_res *res_out,
+                            kbuf *enc, bool *encoded_out)
 {
     item_exprs ex = {0};
     kura_status s = get_check(req, &ex);
     if (s != KURA_OK)
         return s;
+    bool want_bytes = req->return_consumed_capacity != KURA_CAPACITY_NONE;
+    bool encoded = enc && !ex.proj && !want_bytes;
     kura_table *t = NULL;
     kbuf key = KBUF_INIT;
     kura_get_item_res res = {0};
     size_t bytes = 0;
+    bool found;
     s = table_acquire(db, req->table_name, &t);
     if (s == KURA_OK)
         s = key_build(&t->ks, req->key, KEY_FROM_KEY, &key);
     if (s == KURA_OK)
         s = item_check_projection_keys(t, ex.proj);
-    if (s == KURA_OK)
-        s = get_read(t, &key, &ex, req->return_consumed_capacity != KURA_CAPACITY_NONE,
-                     &res.item, &bytes);
-    if (s == KURA_OK && req->return_consumed_capacity != KURA_CAPACITY_NONE)
+    if (s == KURA_OK && encoded)
+        s = table_read_encoded(t, NULL, key.data, key.len, enc, &found);
+    else if (s == KURA_OK)
+        s = get_read(t, &key, &ex, want_bytes, &res.item, &bytes);
+    if (s == KURA_OK && want_bytes)
         s = capacity_fill(&res.consumed_capacity, req->return_consumed_capacity, t->name,
                           capacity_read_units(bytes, req->consistent_read), true);
     kbuf_free(&key);
@@ -359,5 +366,18 @@ kura_status kura_get_item(kura_db *db, const kura_get_item_req *req, kura_get_it
         return s;
     }
     *res_out = res;
+    if (encoded_out)
+        *encoded_out = encoded;
     return KURA_OK;
+}
+
+kura_status kura_get_item(kura_db *db, const kura_get_item_req *req, kura_get_item_res *res_out)
+{
+    return get_item(db, req, res_out, NULL, NULL);
+}
+
+kura_status kura_get_item_encoded(kura_db *db, const kura_get_item_req *req,
+                                  kura_get_item_res *res_out, kbuf *enc, bool *encoded_out)
+{
+    return get_item(db, req, res_out, enc, encoded_out);
 }

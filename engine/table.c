@@ -54,6 +54,21 @@ kmutex *table_item_lock(kura_table *t, const uint8_t *skey, size_t len)
     return &t->item_locks[kura_hash64(skey, len) % TABLE_LOCK_STRIPES];
 }
 
+kura_status table_read_encoded(kura_table *t, const kura_read_options *ro, const uint8_t *skey,
+                               size_t len, kbuf *enc, bool *found_out)
+{
+    kura_status s = tree_get_into(t->tree, ro, skey, len, enc);
+    *found_out = s == KURA_OK;
+    if (s == KURA_E_NOT_FOUND) {
+        kbuf_clear(enc);
+        return KURA_OK;
+    }
+    if (s == KURA_OK && (s = val_check_encoded(enc->data, enc->len)) == KURA_E_CORRUPTION)
+        return kura_err(s, "table %s (tree tbl-%llu): stored item: %s", t->name,
+                        (unsigned long long)t->id, kura_last_error());
+    return s;
+}
+
 kura_status table_read(kura_table *t, const kura_read_options *ro, const uint8_t *skey,
                        size_t len, kura_value *item, bool *found_out)
 {

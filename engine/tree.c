@@ -278,16 +278,22 @@ kura_status kura_delete(kura_tree *t, const kura_write_options *wo, const void *
     return lsm_write(t->parts[kura_tree_partition_of(t, key, klen)], b, want_sync(t, wo));
 }
 
-kura_status kura_get(kura_tree *t, const kura_read_options *ro, const void *key, size_t klen,
-                     void **val_out, size_t *vlen_out)
+kura_status tree_get_into(kura_tree *t, const kura_read_options *ro, const void *key, size_t klen,
+                          kbuf *val)
 {
     kura_status s = check_key(t, klen);
     if (s != KURA_OK)
         return s;
-    kbuf v = KBUF_INIT;
     uint64_t snap = ro && ro->snapshot ? ro->snapshot->seq : 0;
     bool fill = ro ? ro->fill_cache : true;
-    s = lsm_get(t->parts[kura_tree_partition_of(t, key, klen)], key, klen, snap, fill, &v);
+    return lsm_get(t->parts[kura_tree_partition_of(t, key, klen)], key, klen, snap, fill, val);
+}
+
+kura_status kura_get(kura_tree *t, const kura_read_options *ro, const void *key, size_t klen,
+                     void **val_out, size_t *vlen_out)
+{
+    kbuf v = KBUF_INIT;
+    kura_status s = tree_get_into(t, ro, key, klen, &v);
     if (s != KURA_OK) {
         kbuf_free(&v);
         return s;

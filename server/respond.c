@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <zlib.h>
+#include <libdeflate.h>
 
 #include "server/server.h"
 #include "util/buf.h"
@@ -24,9 +24,7 @@ enum MHD_Result srv_respond(struct MHD_Connection *conn, unsigned status, char *
                             void (*free_fn)(void *), const char *reqid, bool close)
 {
     char crc[16];
-    uLong c = crc32(0L, Z_NULL, 0);
-    c = crc32_z(c, (const Bytef *)body, len);
-    snprintf(crc, sizeof crc, "%lu", (unsigned long)c);
+    snprintf(crc, sizeof crc, "%lu", (unsigned long)libdeflate_crc32(0, body, len));
     struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback(len, body, free_fn);
     if (!r) {
         free_fn(body);

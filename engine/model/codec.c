@@ -398,16 +398,30 @@ static void fill_value(dec_state *d, val_pack *pk, kura_value *dst)
     }
 }
 
-kura_status val_decode(const uint8_t *p, size_t len, kura_value *dst)
+/* Pass 1 over the whole input. */
+static kura_status chk_all(dec_state *d, const uint8_t *p, size_t len, val_pack_size *sz)
 {
     if (len == 0) return kura_err(KURA_E_CORRUPTION, "item: truncated value at byte 0");
-    dec_state d; /* kept[] is written before it is read: not zeroed */
-    d.base = d.p = p; /* p may be NULL only when len is 0 */
-    d.end = p + len;
-    d.nums = 0;
+    d->base = d->p = p; /* p may be NULL only when len is 0 */
+    d->end = p + len;
+    d->nums = 0; /* kept[] is written before it is read: not zeroed */
+    kura_status st = chk_value(d, 1, sz);
+    if (st == KURA_OK && d->p != d->end) st = dec_corrupt(d, "trailing bytes");
+    return st;
+}
+
+kura_status val_check_encoded(const uint8_t *p, size_t len)
+{
+    dec_state d;
     val_pack_size sz = {0, 0, 0};
-    kura_status st = chk_value(&d, 1, &sz);
-    if (st == KURA_OK && d.p != d.end) st = dec_corrupt(&d, "trailing bytes");
+    return chk_all(&d, p, len, &sz);
+}
+
+kura_status val_decode(const uint8_t *p, size_t len, kura_value *dst)
+{
+    dec_state d;
+    val_pack_size sz = {0, 0, 0};
+    kura_status st = chk_all(&d, p, len, &sz);
     if (st != KURA_OK) return st;
     val_pack pk = {NULL, NULL, NULL};
     if (sz.refs && !val_block_new(&sz, &pk)) return kura_err(KURA_E_NOMEM, "out of memory");

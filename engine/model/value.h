@@ -175,6 +175,10 @@ kura_status val_encode(const kura_value *v, kbuf *out);
  * ...", the caller adds file/offset context) on truncated, trailing or invalid bytes,
  * including non-canonical numbers, unsorted or duplicate map names, and depth > 32. */
 kura_status val_decode(const uint8_t *p, size_t len, kura_value *dst);
+/* Checks exactly what val_decode() checks, with its messages, without building the value:
+ * bytes it accepts can be walked without further checks (api/json_write.c's jw_item_encoded
+ * does). */
+kura_status val_check_encoded(const uint8_t *p, size_t len);
 
 /* ---- Packing (engine/model/pack.c; used by the codec and val_copy) ----------------------- */
 

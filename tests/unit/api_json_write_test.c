@@ -311,6 +311,58 @@ static void test_values_match_reference(void **state)
     kbuf_free(&b);
 }
 
+/* An item printed from its stored encoding is the text printed from the decoded item. */
+static void test_encoded_items_match_values(void **state)
+{
+    (void)state;
+    uint64_t rng = test_seed();
+    kbuf enc = KBUF_INIT, want = KBUF_INIT, got = KBUF_INIT;
+    int checked = 0;
+    for (int i = 0; i < 3000; i++) {
+        kura_value *v = random_value(&rng, 0);
+        assert_non_null(v);
+        if (kura_value_type(v) != KURA_M) { /* every type as an attribute, too */
+            kura_value *m = kura_value_map();
+            assert_kura_ok(kura_value_map_put(m, "v", 1, v));
+            v = m;
+        }
+        kbuf_clear(&enc);
+        assert_kura_ok(val_encode(v, &enc));
+        kura_value back = {0};
+        kura_status dec = val_decode(enc.data, enc.len, &back);
+        val_clear(&back);
+        /* a random set may hold two equal members, which the decoder refuses: so must the
+         * check the encoded path relies on */
+        assert_int_equal(val_check_encoded(enc.data, enc.len), dec);
+        if (dec == KURA_OK) {
+            kbuf_clear(&want);
+            kbuf_clear(&got);
+            assert_kura_ok(jw_item(&want, v));
+            assert_kura_ok(jw_item_encoded(&got, enc.data, enc.len));
+            assert_int_equal(got.len, want.len);
+            assert_memory_equal(got.data, want.data, want.len);
+            checked++;
+        }
+        kura_value_free(v);
+    }
+    assert_true(checked > 2000);
+    /* a stored string that is not UTF-8 is refused as jw_item refuses it */
+    kura_value *m = kura_value_map();
+    assert_kura_ok(kura_value_map_put(m, "a", 1, kura_value_s("\xc3(", 2)));
+    kbuf_clear(&enc);
+    assert_kura_ok(val_encode(m, &enc));
+    kbuf_clear(&got);
+    assert_int_equal(jw_item_encoded(&got, enc.data, enc.len), KURA_E_INVALID);
+    assert_string_equal(kura_last_error(), "a string of the response is not valid UTF-8");
+    kura_value_free(m);
+    /* and a value that is not an item */
+    static const uint8_t not_map[] = {KURA_NULL};
+    assert_int_equal(jw_item_encoded(&got, not_map, 1), KURA_E_CORRUPTION);
+    kbuf_free(&enc);
+    kbuf_free(&want);
+    kbuf_free(&got);
+}
+
 static void test_invalid_values_refused(void **state)
 {
     (void)state;
@@ -363,6 +415,7 @@ int main(void)
         cmocka_unit_test(test_integers_match_jansson),
         cmocka_unit_test(test_reals_match_jansson),
         cmocka_unit_test(test_values_match_reference),
+        cmocka_unit_test(test_encoded_items_match_values),
         cmocka_unit_test(test_invalid_values_refused),
         cmocka_unit_test(test_separators),
     };
