@@ -5,6 +5,9 @@
 #include "engine/db_int.h"
 #include "engine/table.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,6 +255,27 @@ kura_status kura_sync(kura_db *db)
         }
     }
     kmutex_unlock(&db->mu);
+    return first;
+}
+
+kura_status kura_release_memory(kura_db *db)
+{
+    kura_status first = KURA_OK;
+    /* db->mu keeps the trees from being dropped meanwhile (DDL waits for the flushes) */
+    kmutex_lock(&db->mu);
+    for (size_t i = 0; i < db->ntrees; i++) {
+        kura_tree *t = db->trees[i];
+        for (uint32_t p = 0; p < t->nparts; p++) {
+            kura_status s = lsm_flush(t->parts[p]); /* nothing to do for an empty memtable */
+            if (s != KURA_OK && first == KURA_OK)
+                first = s;
+        }
+    }
+    kmutex_unlock(&db->mu);
+    block_cache_prune(db->sh.cache);
+#ifdef __GLIBC__
+    malloc_trim(0); /* the freed memtable arenas and blocks back to the OS */
+#endif
     return first;
 }
 

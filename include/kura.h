@@ -234,6 +234,12 @@ kura_status kura_tree_flush(kura_tree *t);
 kura_status kura_tree_compact(kura_tree *t);
 /* Syncs every WAL of the database (useful with KURA_RELAXED). */
 kura_status kura_sync(kura_db *db);
+/* Gives memory back, for a process going idle: flushes every memtable that holds data to L0
+ * SSTables and waits, drops every block of the block cache that no read has pinned, and
+ * returns the freed heap to the OS (malloc_trim). Reads and writes may run meanwhile; later
+ * reads refill the cache. Returns the first flush failure (the partition turns read-only as
+ * for any failed flush); the cache and heap are released either way. */
+kura_status kura_release_memory(kura_db *db);
 
 /* A few numbers for tests and kura-bench. */
 typedef struct kura_stats {

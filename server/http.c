@@ -99,6 +99,7 @@ struct srv_http {
     const srv_config *cfg;
     uint16_t port;
     atomic_int inflight;  /* requests between their first call and their completion */
+    atomic_uint_fast64_t started; /* requests ever started (beside inflight: one cache line) */
     atomic_bool stopping; /* set by srv_http_stop(): answers close their connection */
     srv_writers writers;
 };
@@ -428,6 +429,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         if (!(r = calloc(1, sizeof *r))) return MHD_NO;
         *con_cls = r;
         atomic_fetch_add(&h->inflight, 1);
+        atomic_fetch_add_explicit(&h->started, 1, memory_order_relaxed);
         srv_reqid_new(r->id);
         return on_headers(h, conn, r, url, method);
     }
@@ -553,6 +555,7 @@ kura_status srv_http_start(kura_db *db, const srv_config *cfg, srv_http **h_out)
     h->listen_fd = fd;
     h->ndaemons = n;
     atomic_init(&h->inflight, 0);
+    atomic_init(&h->started, 0);
     atomic_init(&h->stopping, false);
     s = writers_start(h, cfg->sync_writers);
     if (s != KURA_OK) return start_failed(h, s);
@@ -590,6 +593,12 @@ kura_status srv_http_start(kura_db *db, const srv_config *cfg, srv_http **h_out)
 uint16_t srv_http_port(const srv_http *h)
 {
     return h->port;
+}
+
+bool srv_http_activity(srv_http *h, uint64_t *started_out)
+{
+    *started_out = atomic_load_explicit(&h->started, memory_order_relaxed);
+    return atomic_load(&h->inflight) > 0;
 }
 
 void srv_http_stop(srv_http *h, uint32_t grace_ms)

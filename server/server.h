@@ -57,6 +57,10 @@ kura_status srv_http_start(kura_db *db, const srv_config *cfg, srv_http **h_out)
 /* The port the server listens on (the one chosen when cfg->port was 0). */
 uint16_t srv_http_port(const srv_http *h);
 
+/* Requests started so far (*started_out) and whether any is in flight now: an unchanged count
+ * and false mean the server was idle in between. */
+bool srv_http_activity(srv_http *h, uint64_t *started_out);
+
 /* Stops accepting connections, lets the requests in flight finish (waiting up to grace_ms
  * for requests whose body is still arriving), stops the threads and frees the server. After
  * it returns no request runs, so the database may be closed. */

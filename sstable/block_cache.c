@@ -275,6 +275,23 @@ block_cache_handle *block_cache_insert(block_cache *c, uint64_t id, uint64_t off
     return (block_cache_handle *)e;
 }
 
+void block_cache_prune(block_cache *c)
+{
+    for (unsigned i = 0; i < c->nshards; i++) {
+        bc_shard *s = &c->shards[i];
+        kmutex_lock(&s->mu);
+        /* the LRU list holds exactly the entries nothing but the cache references */
+        while (s->lru.lru_next != &s->lru) {
+            bc_entry *e = s->lru.lru_next;
+            bc_entry **slot = table_slot(s, e->id, e->off, e->hash);
+            assert(*slot == e);
+            *slot = e->next_hash;
+            finish_erase(s, e);
+        }
+        kmutex_unlock(&s->mu);
+    }
+}
+
 void *block_cache_value(const block_cache_handle *h)
 {
     return ((const bc_entry *)h)->value;

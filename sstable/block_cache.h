@@ -49,6 +49,10 @@ block_cache_handle *block_cache_lookup(block_cache *c, uint64_t id, uint64_t off
 block_cache_handle *block_cache_insert(block_cache *c, uint64_t id, uint64_t off, void *value,
                                        size_t charge, void (*free_value)(void *value));
 
+/* Drops every entry no handle pins (their values are freed now); pinned entries stay. Not
+ * counted as evictions. */
+void block_cache_prune(block_cache *c);
+
 /* The value of a pinned entry. */
 void *block_cache_value(const block_cache_handle *h);
 

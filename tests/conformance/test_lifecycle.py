@@ -4,7 +4,8 @@ start-up (the listening line, time to the first successful request), data surviv
 restart, --in-memory removing its directory at exit, SIGINT and SIGTERM shutting down cleanly
 (exit 0) and promptly even with idle or half-closed connections, and SIGTERM while writers are
 busy: every request in flight is either answered or refused before it started, never answered
-with a server error, and every acknowledged write is there after a restart.
+with a server error, and every acknowledged write is there after a restart. An idle server
+flushes its memtables after --idle-ms (and never with --idle-ms 0), losing nothing.
 """
 
 import os
@@ -20,7 +21,7 @@ import pytest
 from botocore.exceptions import BotoCoreError, ClientError
 
 from conftest import (KuraServer, assert_server_answers, call, create_table, http_head,
-                      make_client, scale, server_binary, tmp_root)
+                      make_client, scale, scaled, server_binary, tmp_root)
 
 
 @pytest.fixture
@@ -214,3 +215,62 @@ def test_sigterm_with_writers_in_flight(binary, workdir):
     assert not missing, "acknowledged before SIGTERM, missing after restart: %r" % missing[:10]
     assert call(srv, "ListTables", {}).status == 200
     assert srv.stop() == 0
+
+
+def _sstables(data_dir):
+    return [f for _, _, files in os.walk(data_dir) for f in files if f.endswith(".sst")]
+
+
+def _fill(srv, table, n):
+    """n items of ~1 KB, written 25 to a BatchWriteItem: a few MB in the memtables."""
+    ddb = make_client(srv.url)
+    create_table(ddb, table, ("pk", "S"), ("sk", "N"))
+    for start in range(0, n, 25):
+        ddb.batch_write_item(RequestItems={table: [
+            {"PutRequest": {"Item": {"pk": {"S": "p%d" % (i % 7)}, "sk": {"N": str(i)},
+                                     "v": {"S": "%04d" % i * 250}}}}
+            for i in range(start, min(n, start + 25))]})
+    return ddb
+
+
+def _check(ddb, table, n):
+    got = 0
+    for p in range(7):
+        kw = {}
+        while True:
+            r = ddb.query(TableName=table, KeyConditionExpression="pk = :p",
+                          ExpressionAttributeValues={":p": {"S": "p%d" % p}}, **kw)
+            for item in r["Items"]:
+                i = int(item["sk"]["N"])
+                assert item["v"] == {"S": "%04d" % i * 250}
+                got += 1
+            if "LastEvaluatedKey" not in r:
+                break
+            kw = {"ExclusiveStartKey": r["LastEvaluatedKey"]}
+    assert got == n
+
+
+@pytest.mark.parametrize("idle_ms", [300, 0])
+def test_idle_server_releases_its_memtables(binary, workdir, idle_ms):
+    """An idle server flushes what its memtables hold (and empties its block cache) after
+    --idle-ms without a request, once; --idle-ms 0 never does. The data stays whole, before
+    and after a restart."""
+    n = scaled(3000)
+    srv = KuraServer(binary, workdir, args=["--idle-ms", str(idle_ms), "--relaxed"]).start()
+    ddb = _fill(srv, "idle", n)
+    assert _sstables(srv.data_dir) == []  # 3 MB: far below a memtable's size
+    deadline = time.monotonic() + 10.0 / min(1.0, scale())
+    while idle_ms and not _sstables(srv.data_dir) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if not idle_ms:
+        time.sleep(2.0)
+    flushed = _sstables(srv.data_dir)
+    assert bool(flushed) == bool(idle_ms), (flushed, srv.logs())
+    _check(ddb, "idle", n)
+    time.sleep(1.0)  # a second idle period: nothing new to flush, no new file
+    assert _sstables(srv.data_dir) == flushed or not idle_ms
+    assert srv.stop() == 0, srv.logs()
+    assert "releasing memory" not in srv.logs()
+    srv.start()
+    _check(make_client(srv.url), "idle", n)
+    assert srv.stop() == 0, srv.logs()

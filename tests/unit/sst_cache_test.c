@@ -94,6 +94,39 @@ static void test_basic(void **state)
     block_cache_free(NULL);
 }
 
+/* Prune drops every unpinned entry and frees its value; a pinned one stays, usable, and
+ * goes when its handle is released and the cache is pruned again. */
+static void test_prune(void **state)
+{
+    (void)state;
+    block_cache *c = block_cache_new(1 << 20);
+    live_values = 0;
+    for (uint64_t i = 0; i < 100; i++)
+        block_cache_release(c, put(c, 1, i, 100));
+    block_cache_handle *pinned = put(c, 2, 7, 100);
+    assert_int_equal(live_values, 101);
+    assert_true(block_cache_usage(c) > 101 * 100);
+    block_cache_prune(c);
+    assert_int_equal(live_values, 1);
+    expect_val(pinned, 2, 7);
+    assert_null(block_cache_lookup(c, 1, 5));
+    block_cache_handle *again = block_cache_lookup(c, 2, 7);
+    assert_ptr_equal(again, pinned);
+    block_cache_release(c, again);
+    block_cache_release(c, pinned);
+    assert_int_equal(live_values, 1); /* back on the LRU list, still cached */
+    block_cache_prune(c);
+    assert_int_equal(live_values, 0);
+    assert_int_equal(block_cache_usage(c), 0);
+    block_cache_stats st;
+    block_cache_get_stats(c, &st);
+    assert_int_equal(st.evictions, 0);
+    block_cache_release(c, put(c, 3, 1, 100)); /* still works after */
+    assert_int_equal(live_values, 1);
+    block_cache_free(c);
+    assert_int_equal(live_values, 0);
+}
+
 static void test_zero_capacity(void **state)
 {
     (void)state;
@@ -351,7 +384,8 @@ static void test_threads(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_basic),         cmocka_unit_test(test_zero_capacity),
+        cmocka_unit_test(test_basic),         cmocka_unit_test(test_prune),
+        cmocka_unit_test(test_zero_capacity),
         cmocka_unit_test(test_budget_churn),  cmocka_unit_test(test_table_hits),
         cmocka_unit_test(test_iterator_pins_block), cmocka_unit_test(test_threads),
     };
