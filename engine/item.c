@@ -8,7 +8,9 @@
  * it: a condition, ReturnValues ALL_OLD, ReturnValuesOnConditionCheckFailure ALL_OLD, or
  * ReturnConsumedCapacity (a write is charged for the larger of the old and new item). The
  * plain PutItem / GetItem path creates no expression context and allocates only the storage
- * key, the encoded item (table_write) and, for GetItem, the result.
+ * key, the encoded item (table_write) and, for GetItem, the result; kura_get_item_encoded
+ * (engine/get_encoded.h, the JSON API's GetItem) reads the stored bytes into the caller's
+ * buffer instead of decoding them.
  */
 #include "engine/item_int.h"
 
