@@ -649,7 +649,8 @@ static long escape_at(const char *s, size_t n)
  * starting an escape whose next character is not looked at again. */
 static bool surrogates_paired(const char *s, size_t n)
 {
-    for (const char *p = memchr(s, '\\', n), *end = s + n; p; p = memchr(p, '\\', (size_t)(end - p))) {
+    const char *end = s + n;
+    for (const char *p = memchr(s, '\\', n); p; p = memchr(p, '\\', (size_t)(end - p))) {
         long cp = escape_at(p, (size_t)(end - p));
         if (cp >= 0xDC00 && cp <= 0xDFFF) return false;
         if (cp >= 0xD800 && cp <= 0xDBFF) {

@@ -5,7 +5,8 @@
  *
  * Why not a general-purpose JSON library's tree: jansson (which api/ used first) spent ~11 us
  * of the ~15 us a JSON PutItem cost on parsing a 734-byte body (a hash table, a malloc per
- * string and per object); YAJL's callbacks into this arena take ~1.5 us. See docs/data-model.md, "Request JSON".
+ * string and per object); YAJL's callbacks into this arena take ~1.5 us. See
+ * docs/data-model.md, "Request JSON".
  *
  * What a document accepts is what jansson's json_loadb(JSON_ALLOW_NUL) accepted:
  *   - strings of any bytes incl. U+0000 (every string carries its length and is also

@@ -104,7 +104,7 @@ static void db_free(kura_db *db)
     for (size_t i = 0; i < db->ntrees; i++)
         tree_close(db->trees[i]);
     free(db->trees);
-    bg_pool_free(db->sh.pool);
+    kpool_free(db->sh.pool);
     block_cache_free(db->sh.cache);
     lsm_shared_destroy(&db->sh);
     io_close(db->lock);
@@ -172,7 +172,7 @@ kura_status kura_open(const char *dir, const kura_options *opts, kura_db **db_ou
     if ((s = io_lock(db->io, path, &db->lock)) != KURA_OK)
         goto fail;
     db->sh.cache = block_cache_new(o.block_cache_bytes);
-    db->sh.pool = bg_pool_new(o.background_threads);
+    db->sh.pool = kpool_new(o.background_threads);
     if (!db->sh.cache || !db->sh.pool) {
         s = kura_err(KURA_E_NOMEM, "open %s: out of memory", dir);
         goto fail;
@@ -240,43 +240,35 @@ uint64_t kura_snapshot_seq(const kura_snapshot *s)
     return s->seq;
 }
 
+/* trees_each_partition over the database's trees, under db->mu (none is dropped meanwhile). */
+static kura_status each_partition(kura_db *db, kura_status (*fn)(lsm_tree *))
+{
+    kmutex_lock(&db->mu);
+    kura_status s = trees_each_partition(db->trees, db->ntrees, fn);
+    kmutex_unlock(&db->mu);
+    return s;
+}
+
+static kura_status sync_partition(lsm_tree *t)
+{
+    kura_status s = lsm_sync_wal(t);
+    return s == KURA_OK ? lsm_error(t) : s;
+}
+
 kura_status kura_sync(kura_db *db)
 {
-    kura_status first = KURA_OK;
-    kmutex_lock(&db->mu);
-    for (size_t i = 0; i < db->ntrees; i++) {
-        kura_tree *t = db->trees[i];
-        for (uint32_t p = 0; p < t->nparts; p++) {
-            kura_status s = lsm_sync_wal(t->parts[p]);
-            if (s == KURA_OK)
-                s = lsm_error(t->parts[p]);
-            if (first == KURA_OK)
-                first = s;
-        }
-    }
-    kmutex_unlock(&db->mu);
-    return first;
+    return each_partition(db, sync_partition);
 }
 
 kura_status kura_release_memory(kura_db *db)
 {
-    kura_status first = KURA_OK;
-    /* db->mu keeps the trees from being dropped meanwhile (DDL waits for the flushes) */
-    kmutex_lock(&db->mu);
-    for (size_t i = 0; i < db->ntrees; i++) {
-        kura_tree *t = db->trees[i];
-        for (uint32_t p = 0; p < t->nparts; p++) {
-            kura_status s = lsm_flush(t->parts[p]); /* nothing to do for an empty memtable */
-            if (s != KURA_OK && first == KURA_OK)
-                first = s;
-        }
-    }
-    kmutex_unlock(&db->mu);
+    /* a flush waits for its table to be written: DDL waits for the flushes (db->mu) */
+    kura_status s = each_partition(db, lsm_flush); /* nothing to do for an empty memtable */
     block_cache_prune(db->sh.cache);
 #ifdef __GLIBC__
     malloc_trim(0); /* the freed memtable arenas and blocks back to the OS */
 #endif
-    return first;
+    return s;
 }
 
 void kura_get_stats(kura_db *db, kura_stats *st)

@@ -62,6 +62,9 @@ kura_status tree_open_parts(kura_db *db, kura_tree *t, bool create);
 kura_status tree_get_into(kura_tree *t, const kura_read_options *ro, const void *key, size_t klen,
                           kbuf *val);
 void tree_close(kura_tree *t);
+/* Runs fn on every partition of the trees; returns the first failure with its own message. */
+kura_status trees_each_partition(kura_tree *const *trees, size_t ntrees,
+                                 kura_status (*fn)(lsm_tree *));
 bool tree_name_valid(const char *name);
 /* An iterator like kura_iter_new's over partitions part_lo..part_hi (inclusive) only: Query
  * reads one partition, a Scan segment the partitions its hash range overlaps. */

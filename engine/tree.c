@@ -305,16 +305,18 @@ kura_status kura_get(kura_tree *t, const kura_read_options *ro, const void *key,
     return KURA_OK;
 }
 
-/* Runs fn on every partition; returns the first failure with its own message. */
-static kura_status each_partition(kura_tree *t, kura_status (*fn)(lsm_tree *))
+kura_status trees_each_partition(kura_tree *const *trees, size_t ntrees,
+                                 kura_status (*fn)(lsm_tree *))
 {
     kura_status first = KURA_OK;
     char msg[512] = "";
-    for (uint32_t p = 0; p < t->nparts; p++) {
-        kura_status s = fn(t->parts[p]);
-        if (s != KURA_OK && first == KURA_OK) {
-            first = s;
-            snprintf(msg, sizeof msg, "%s", kura_last_error());
+    for (size_t i = 0; i < ntrees; i++) {
+        for (uint32_t p = 0; p < trees[i]->nparts; p++) {
+            kura_status s = fn(trees[i]->parts[p]);
+            if (s != KURA_OK && first == KURA_OK) {
+                first = s;
+                snprintf(msg, sizeof msg, "%s", kura_last_error());
+            }
         }
     }
     return first == KURA_OK ? KURA_OK : kura_err(first, "%s", msg);
@@ -322,10 +324,10 @@ static kura_status each_partition(kura_tree *t, kura_status (*fn)(lsm_tree *))
 
 kura_status kura_tree_flush(kura_tree *t)
 {
-    return each_partition(t, lsm_flush);
+    return trees_each_partition(&t, 1, lsm_flush);
 }
 
 kura_status kura_tree_compact(kura_tree *t)
 {
-    return each_partition(t, lsm_compact_all);
+    return trees_each_partition(&t, 1, lsm_compact_all);
 }

@@ -103,7 +103,7 @@ typedef struct kura_options {
     uint32_t l0_compaction_trigger;   /* L0 files that start a compaction, default 4 */
     uint32_t l0_slowdown_trigger;     /* L0 files that start delaying writes, default 12 */
     uint32_t l0_stop_trigger;         /* L0 files that stop writes until compacted, default 20 */
-    uint64_t level1_bytes;            /* target size of L1 per partition, default 16 MiB; x10 per level */
+    uint64_t level1_bytes;            /* L1 per partition, default 16 MiB; x10 per level */
     uint64_t sstable_target_bytes;    /* output file size of compactions, default 4 MiB */
     struct io_env *io;                /* borrowed, must outlive the database; NULL = POSIX */
 } kura_options;

@@ -72,22 +72,18 @@
 #include "server/reqid.h"
 #include "server/server.h"
 #include "util/buf.h"
+#include "util/pool.h"
 #include "util/status.h"
 
 #define TARGET_PREFIX "DynamoDB_20120810."
 
 typedef struct srv_req srv_req;
 
-/* The writers of --sync (see above): a FIFO of suspended requests and the threads that run
- * them. */
+/* The writers of --sync (see above): a thread pool that runs the suspended requests in order.
+ * Once it is stopping it refuses new ones, which then run in place. */
 typedef struct srv_writers {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    srv_req *head, *tail;
-    bool stop; /* the threads finish the queue, then exit; later writes run in place */
+    kpool *pool;          /* NULL: no writers (--relaxed) */
     atomic_int suspended; /* connections suspended and not yet answered */
-    unsigned n;
-    pthread_t *threads;
 } srv_writers;
 
 struct srv_http {
@@ -115,9 +111,9 @@ struct srv_req {
     srv_auth_req auth;
     char id[SRV_REQID_LEN + 1];
     /* a write handed to the writers: the operation, then its result */
+    srv_http *h;
     struct MHD_Connection *conn;
     const char *op;
-    srv_req *next;     /* in the writers' queue */
     atomic_bool ran;   /* the writer has run it (set before the connection is resumed) */
     bool queued;
     bool suspended;   /* counted in writers.suspended */
@@ -264,7 +260,8 @@ static void execute(srv_http *h, srv_req *r, const char *op)
     r->op = op;
     kura_status s = kura_execute(h->db, op, body, r->body.len, &r->out, &r->out_len);
     r->type = s == KURA_OK ? NULL : kura_execute_error_type();
-    if (r->type && strcmp(r->type, "InternalServerError") == 0) r->log_msg = strdup(kura_last_error());
+    if (r->type && strcmp(r->type, "InternalServerError") == 0)
+        r->log_msg = strdup(kura_last_error());
 }
 
 /* Queues the response of an executed request. */
@@ -300,90 +297,50 @@ static bool is_write(const char *op)
     return false;
 }
 
+/* A writer's job: runs the write, then resumes its connection, whose handler is called again
+ * and answers (on_request). */
+static void write_job(void *arg)
+{
+    srv_req *r = arg;
+    execute(r->h, r, r->op);
+    atomic_store(&r->ran, true);
+    MHD_resume_connection(r->conn);
+}
+
 static enum MHD_Result hand_to_writers(srv_http *h, struct MHD_Connection *conn, srv_req *r,
                                        const char *op)
 {
-    srv_writers *w = &h->writers;
-    pthread_mutex_lock(&w->mu);
-    if (w->stop) { /* shutting down: a keep-alive connection's last write runs here */
-        pthread_mutex_unlock(&w->mu);
-        execute(h, r, op);
-        return answer(h, conn, r);
-    }
+    r->h = h;
     r->conn = conn;
     r->op = op;
     r->queued = true;
     r->suspended = true;
-    atomic_fetch_add(&w->suspended, 1);
+    atomic_fetch_add(&h->writers.suspended, 1);
+    /* suspended before it is queued, so that its resumption always comes after */
     MHD_suspend_connection(conn);
-    r->next = NULL;
-    if (w->tail)
-        w->tail->next = r;
-    else
-        w->head = r;
-    w->tail = r;
-    pthread_cond_signal(&w->cv);
-    pthread_mutex_unlock(&w->mu);
+    if (!kpool_submit(h->writers.pool, write_job, r))
+        write_job(r); /* shutting down (or out of memory): run here, answered all the same */
     return MHD_YES;
-}
-
-static void *writer_main(void *arg)
-{
-    srv_http *h = arg;
-    srv_writers *w = &h->writers;
-    pthread_mutex_lock(&w->mu);
-    for (;;) {
-        while (!w->head && !w->stop)
-            pthread_cond_wait(&w->cv, &w->mu);
-        srv_req *r = w->head;
-        if (!r) break; /* stopping, and the queue is empty */
-        w->head = r->next;
-        if (!w->head) w->tail = NULL;
-        pthread_mutex_unlock(&w->mu);
-        execute(h, r, r->op);
-        struct MHD_Connection *conn = r->conn;
-        atomic_store(&r->ran, true);
-        MHD_resume_connection(conn); /* the handler is called again: answer() */
-        pthread_mutex_lock(&w->mu);
-    }
-    pthread_mutex_unlock(&w->mu);
-    return NULL;
 }
 
 static kura_status writers_start(srv_http *h, unsigned n)
 {
-    srv_writers *w = &h->writers;
-    atomic_init(&w->suspended, 0);
-    pthread_mutex_init(&w->mu, NULL);
-    pthread_cond_init(&w->cv, NULL);
-    if (n == 0) return KURA_OK;
-    if (!(w->threads = calloc(n, sizeof *w->threads))) return kura_err(KURA_E_NOMEM, "out of memory");
-    for (; w->n < n; w->n++) {
-        int rc = pthread_create(&w->threads[w->n], NULL, writer_main, h);
-        if (rc != 0) return kura_err(KURA_E_IO, "cannot start a writer thread: %s", strerror(rc));
-    }
+    atomic_init(&h->writers.suspended, 0);
+    if (n && !(h->writers.pool = kpool_new(n)))
+        return kura_err(KURA_E_IO, "cannot start the writer threads");
     return KURA_OK;
 }
 
-/* Lets the writers run what is queued, then joins them. */
+/* Lets the writers run what is queued, then joins them; later writes run in place. */
 static void writers_stop(srv_http *h)
 {
-    srv_writers *w = &h->writers;
-    pthread_mutex_lock(&w->mu);
-    w->stop = true;
-    pthread_cond_broadcast(&w->cv);
-    pthread_mutex_unlock(&w->mu);
-    for (unsigned i = 0; w->threads && i < w->n; i++)
-        pthread_join(w->threads[i], NULL);
-    free(w->threads);
-    w->threads = NULL;
+    if (h->writers.pool) kpool_stop(h->writers.pool);
 }
 
 /* After the daemon has stopped (nothing can reach the writers any more). */
 static void writers_free(srv_http *h)
 {
-    pthread_cond_destroy(&h->writers.cv);
-    pthread_mutex_destroy(&h->writers.mu);
+    kpool_free(h->writers.pool);
 }
 
 /* The request no longer counts as suspended (answered, or its connection closed). */
@@ -413,7 +370,7 @@ static enum MHD_Result on_complete(srv_http *h, struct MHD_Connection *conn, srv
     const char *op = NULL;
     if (target && strncmp(target, TARGET_PREFIX, sizeof TARGET_PREFIX - 1) == 0)
         op = target + sizeof TARGET_PREFIX - 1;
-    if (h->writers.n && is_write(op)) return hand_to_writers(h, conn, r, op);
+    if (h->writers.pool && is_write(op)) return hand_to_writers(h, conn, r, op);
     execute(h, r, op);
     return answer(h, conn, r);
 }
@@ -502,7 +459,8 @@ static void *acceptor_main(void *arg)
     for (unsigned next = 0; !atomic_load(&h->stopping);) {
         struct sockaddr_storage addr;
         socklen_t len = sizeof addr;
-        int fd = accept4(h->listen_fd, (struct sockaddr *)&addr, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        int fd =
+            accept4(h->listen_fd, (struct sockaddr *)&addr, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno == EINTR || errno == ECONNABORTED) continue;
             if (atomic_load(&h->stopping)) break;

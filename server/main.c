@@ -13,8 +13,8 @@
  * Exit status: 0 after a clean shutdown, 1 when the database cannot be opened or closed
  * cleanly or the server cannot listen, 2 for a usage error.
  *
- * --threads defaults to one per core and one more; under --sync, writes run on SRV_SYNC_WRITERS writer
- * threads of their own (below, and http.c).
+ * --threads defaults to one per core and one more; under --sync, writes run on
+ * SRV_SYNC_WRITERS writer threads of their own (below, and http.c).
  * --in-memory is an ordinary database in a temporary directory removed at exit; since
  * nothing survives the process anyway it defaults to --relaxed durability (--sync still
  * applies if given).

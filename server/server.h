@@ -13,8 +13,8 @@
  * Threads: an acceptor hands connections round-robin to the serving threads (one
  * libmicrohttpd daemon each), which run the handler; under --sync, writes run on writer
  * threads (http.c). kura_execute() is thread-safe, so requests run in parallel with no lock
- * of the server's own. main() waits for SIGINT, SIGTERM
- * or SIGHUP with the signals blocked in every thread (sigwait), so no handler runs in signal context.
+ * of the server's own. main() waits for SIGINT, SIGTERM or SIGHUP with the signals blocked in
+ * every thread (sigtimedwait), so no handler runs in signal context.
  */
 #ifndef KURA_SERVER_SERVER_H
 #define KURA_SERVER_SERVER_H

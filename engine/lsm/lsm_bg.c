@@ -42,13 +42,13 @@ void lsm_maybe_schedule(lsm_tree *t)
         return;
     if (t->imm && !t->flush_scheduled) {
         t->flush_scheduled = true;
-        if (!bg_pool_submit(t->sh->pool, flush_job, t))
+        if (!kpool_submit(t->sh->pool, flush_job, t))
             t->flush_scheduled = false;
     }
     if (!t->compact_scheduled && !t->compacting && !t->pushdown_flush &&
         t->vs.current->compaction_score >= 1) {
         t->compact_scheduled = true;
-        if (!bg_pool_submit(t->sh->pool, compact_job, t))
+        if (!kpool_submit(t->sh->pool, compact_job, t))
             t->compact_scheduled = false;
     }
 }

@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "kura.h"
-#include "engine/lsm/bg.h"
+#include "util/pool.h"
 #include "sstable/block_cache.h"
 #include "util/io.h"
 #include "util/thread.h"
@@ -48,7 +48,7 @@ typedef struct lsm_seq_range {
 typedef struct lsm_shared {
     io_env *io;
     block_cache *cache;
-    bg_pool *pool;
+    kpool *pool;
 
     uint64_t last_alloc; /* atomic: highest sequence handed out */
     uint64_t visible;    /* atomic: highest published sequence */

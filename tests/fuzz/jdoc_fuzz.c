@@ -71,7 +71,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     json_error_t jerr;
     json_t *j = json_loadb(json, n, JSON_ALLOW_NUL | (flags ? JSON_DECODE_ANY : 0), &jerr);
-    if (!v != !j) fail(v ? "jdoc accepts what jansson refuses" : "jdoc refuses what jansson accepts", data, size);
+    if (!v != !j)
+        fail(v ? "jdoc accepts what jansson refuses" : "jdoc refuses what jansson accepts", data,
+             size);
     if (v) {
         kbuf b = KBUF_INIT;
         if (jw_json(&b, v) != KURA_OK) fail("jw_json failed", data, size);

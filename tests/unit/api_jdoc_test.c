@@ -52,7 +52,8 @@ static bool compare(const char *json, size_t n, unsigned flags)
                  v ? "" : err, want ? "accepts" : "refuses");
     if (v) {
         char *got = jd_canon(v);
-        if (strcmp(got, want) != 0) fail_msg("%.*s:\n  jdoc    %s\n  jansson %s", (int)n, json, got, want);
+        if (strcmp(got, want) != 0)
+            fail_msg("%.*s:\n  jdoc    %s\n  jansson %s", (int)n, json, got, want);
         free(got);
     } else if (!err[0]) {
         fail_msg("%.*s: refused without a message", (int)n, json);

@@ -1,35 +1,36 @@
 /*
- * bg.c - a fixed-size thread pool with a FIFO job queue under one mutex.
+ * pool.c - a fixed-size thread pool with a FIFO job queue under one mutex (see pool.h).
  */
-#include "engine/lsm/bg.h"
+#include "util/pool.h"
 
 #include <stdlib.h>
 
 #include "util/thread.h"
 
-typedef struct bg_job {
+typedef struct pool_job {
     void (*fn)(void *);
     void *arg;
-    struct bg_job *next;
-} bg_job;
+    struct pool_job *next;
+} pool_job;
 
-struct bg_pool {
+struct kpool {
     kmutex mu;
     kcond cv;
-    bg_job *head, *tail;
+    pool_job *head, *tail;
     bool stopping;
+    bool joined;
     unsigned nthreads;
     kthread threads[];
 };
 
 static void *worker(void *arg)
 {
-    bg_pool *p = arg;
+    kpool *p = arg;
     kmutex_lock(&p->mu);
     for (;;) {
         while (!p->head && !p->stopping)
             kcond_wait(&p->cv, &p->mu);
-        bg_job *j = p->head;
+        pool_job *j = p->head;
         if (!j)
             break; /* stopping and drained */
         p->head = j->next;
@@ -44,11 +45,11 @@ static void *worker(void *arg)
     return NULL;
 }
 
-bg_pool *bg_pool_new(unsigned nthreads)
+kpool *kpool_new(unsigned nthreads)
 {
     if (nthreads == 0)
         nthreads = 1;
-    bg_pool *p = calloc(1, sizeof *p + nthreads * sizeof(kthread));
+    kpool *p = calloc(1, sizeof *p + nthreads * sizeof(kthread));
     if (!p)
         return NULL;
     kmutex_init(&p->mu);
@@ -56,7 +57,7 @@ bg_pool *bg_pool_new(unsigned nthreads)
     for (unsigned i = 0; i < nthreads; i++) {
         if (!kthread_start(&p->threads[i], worker, p)) {
             p->nthreads = i;
-            bg_pool_free(p);
+            kpool_free(p);
             return NULL;
         }
     }
@@ -64,30 +65,42 @@ bg_pool *bg_pool_new(unsigned nthreads)
     return p;
 }
 
-void bg_pool_free(bg_pool *p)
+void kpool_stop(kpool *p)
+{
+    kmutex_lock(&p->mu);
+    bool join = !p->joined;
+    p->stopping = true;
+    p->joined = true;
+    kcond_broadcast(&p->cv);
+    kmutex_unlock(&p->mu);
+    for (unsigned i = 0; join && i < p->nthreads; i++)
+        kthread_join(p->threads[i]);
+}
+
+void kpool_free(kpool *p)
 {
     if (!p)
         return;
-    kmutex_lock(&p->mu);
-    p->stopping = true;
-    kcond_broadcast(&p->cv);
-    kmutex_unlock(&p->mu);
-    for (unsigned i = 0; i < p->nthreads; i++)
-        kthread_join(p->threads[i]);
+    kpool_stop(p);
     kcond_destroy(&p->cv);
     kmutex_destroy(&p->mu);
     free(p);
 }
 
-bool bg_pool_submit(bg_pool *p, void (*fn)(void *arg), void *arg)
+bool kpool_submit(kpool *p, void (*fn)(void *arg), void *arg)
 {
-    bg_job *j = malloc(sizeof *j);
+    pool_job *j = malloc(sizeof *j);
     if (!j)
         return false;
     j->fn = fn;
     j->arg = arg;
     j->next = NULL;
     kmutex_lock(&p->mu);
+    if (p->stopping) {
+        kmutex_unlock(&p->mu);
+        free(j);
+        return false;
+    }
     if (p->tail)
         p->tail->next = j;
     else
