@@ -347,14 +347,13 @@ static kura_status get_item(kura_db *db, const kura_get_item_req *req, kura_get_
     kbuf key = KBUF_INIT;
     kura_get_item_res res = {0};
     size_t bytes = 0;
-    bool found;
     s = table_acquire(db, req->table_name, &t);
     if (s == KURA_OK)
         s = key_build(&t->ks, req->key, KEY_FROM_KEY, &key);
     if (s == KURA_OK)
         s = item_check_projection_keys(t, ex.proj);
     if (s == KURA_OK && encoded)
-        s = table_read_encoded(t, NULL, key.data, key.len, enc, &found);
+        s = table_read_encoded(t, NULL, key.data, key.len, enc);
     else if (s == KURA_OK)
         s = get_read(t, &key, &ex, want_bytes, &res.item, &bytes);
     if (s == KURA_OK && want_bytes)

@@ -55,10 +55,9 @@ kmutex *table_item_lock(kura_table *t, const uint8_t *skey, size_t len)
 }
 
 kura_status table_read_encoded(kura_table *t, const kura_read_options *ro, const uint8_t *skey,
-                               size_t len, kbuf *enc, bool *found_out)
+                               size_t len, kbuf *enc)
 {
     kura_status s = tree_get_into(t->tree, ro, skey, len, enc);
-    *found_out = s == KURA_OK;
     if (s == KURA_E_NOT_FOUND) {
         kbuf_clear(enc);
         return KURA_OK;

@@ -69,9 +69,10 @@ kmutex *table_item_lock(kura_table *t, const uint8_t *skey, size_t len);
 kura_status table_read(kura_table *t, const kura_read_options *ro, const uint8_t *skey,
                        size_t len, kura_value *item, bool *found_out);
 /* As table_read(), but leaves the item in its stored encoding (docs/format/item.md) in *enc
- * (replacing its contents; empty if absent), checked by val_check_encoded(). */
+ * (replacing its contents; empty if absent: an encoding is never empty), checked by
+ * val_check_encoded(). */
 kura_status table_read_encoded(kura_table *t, const kura_read_options *ro, const uint8_t *skey,
-                               size_t len, kbuf *enc, bool *found_out);
+                               size_t len, kbuf *enc);
 /* Writes `item` (encoded) under `skey`, or deletes it when item is NULL. Counts the write
  * for ItemCount. */
 kura_status table_write(kura_table *t, const uint8_t *skey, size_t len, const kura_value *item);
