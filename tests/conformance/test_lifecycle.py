@@ -217,8 +217,18 @@ def test_sigterm_with_writers_in_flight(binary, workdir):
     assert srv.stop() == 0
 
 
+PKS = 64  # partition keys: every one of the table's 4 partitions gets some (by 1 - 4e-8)
+
+
 def _sstables(data_dir):
-    return [f for _, _, files in os.walk(data_dir) for f in files if f.endswith(".sst")]
+    return sorted(os.path.join(d, f) for d, _, files in os.walk(data_dir) for f in files
+                  if f.endswith(".sst"))
+
+
+def _all_partitions_flushed(data_dir):
+    """Every partition directory of the table holds an SSTable: the whole release is done."""
+    parts = {d for d, _, files in os.walk(data_dir) if os.path.basename(d).startswith("p0")}
+    return bool(parts) and parts == {os.path.dirname(f) for f in _sstables(data_dir)}
 
 
 def _fill(srv, table, n):
@@ -227,7 +237,7 @@ def _fill(srv, table, n):
     create_table(ddb, table, ("pk", "S"), ("sk", "N"))
     for start in range(0, n, 25):
         ddb.batch_write_item(RequestItems={table: [
-            {"PutRequest": {"Item": {"pk": {"S": "p%d" % (i % 7)}, "sk": {"N": str(i)},
+            {"PutRequest": {"Item": {"pk": {"S": "p%d" % (i % PKS)}, "sk": {"N": str(i)},
                                      "v": {"S": "%04d" % i * 250}}}}
             for i in range(start, min(n, start + 25))]})
     return ddb
@@ -235,7 +245,7 @@ def _fill(srv, table, n):
 
 def _check(ddb, table, n):
     got = 0
-    for p in range(7):
+    for p in range(PKS):
         kw = {}
         while True:
             r = ddb.query(TableName=table, KeyConditionExpression="pk = :p",
@@ -260,12 +270,13 @@ def test_idle_server_releases_its_memtables(binary, workdir, idle_ms):
     ddb = _fill(srv, "idle", n)
     assert _sstables(srv.data_dir) == []  # 3 MB: far below a memtable's size
     deadline = time.monotonic() + 10.0 / min(1.0, scale())
-    while idle_ms and not _sstables(srv.data_dir) and time.monotonic() < deadline:
+    while idle_ms and not _all_partitions_flushed(srv.data_dir) and time.monotonic() < deadline:
         time.sleep(0.1)
     if not idle_ms:
         time.sleep(2.0)
     flushed = _sstables(srv.data_dir)
     assert bool(flushed) == bool(idle_ms), (flushed, srv.logs())
+    assert _all_partitions_flushed(srv.data_dir) == bool(idle_ms), flushed
     _check(ddb, "idle", n)
     time.sleep(1.0)  # a second idle period: nothing new to flush, no new file
     assert _sstables(srv.data_dir) == flushed or not idle_ms
