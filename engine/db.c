@@ -260,10 +260,17 @@ kura_status kura_sync(kura_db *db)
     return each_partition(db, sync_partition);
 }
 
+static kura_status release_partition(lsm_tree *t)
+{
+    kura_status s = lsm_flush(t); /* nothing to do for an empty memtable */
+    lsm_unload_tables(t);
+    return s;
+}
+
 kura_status kura_release_memory(kura_db *db)
 {
     /* a flush waits for its table to be written: DDL waits for the flushes (db->mu) */
-    kura_status s = each_partition(db, lsm_flush); /* nothing to do for an empty memtable */
+    kura_status s = each_partition(db, release_partition);
     block_cache_prune(db->sh.cache);
 #ifdef __GLIBC__
     malloc_trim(0); /* the freed memtable arenas and blocks back to the OS */
@@ -278,6 +285,7 @@ void kura_get_stats(kura_db *db, kura_stats *st)
     st->flushes = __atomic_load_n(&db->sh.flushes, __ATOMIC_RELAXED);
     st->compactions = __atomic_load_n(&db->sh.compactions, __ATOMIC_RELAXED);
     st->write_slowdowns = __atomic_load_n(&db->sh.write_slowdowns, __ATOMIC_RELAXED);
+    st->table_unloads = __atomic_load_n(&db->sh.table_unloads, __ATOMIC_RELAXED);
     st->block_cache_bytes = block_cache_usage(db->sh.cache);
     kmutex_lock(&db->mu);
     for (size_t i = 0; i < db->ntrees; i++)

@@ -11,6 +11,7 @@
 #include "sstable/bloom.h"
 #include "sstable/format.h"
 #include "sstable/table_reader.h"
+#include "util/thread.h"
 
 /* A block's decoded bytes in one allocation: the header, then `block.size` bytes. For a raw
  * block the read lands here directly (with its trailer after the payload). */
@@ -26,21 +27,43 @@ typedef struct sst_index_entry {
     sst_handle h;
 } sst_index_entry;
 
+/*
+ * The index and the filters (the "loaded" part) can be dropped by sst_reader_unload() and are
+ * read again by the next use: every entry point (get, may_contain, iter) calls
+ * sst_reader_load() first, whose fast path is one acquire load of `loaded`. Loads serialise
+ * on load_mu; an unload only ever runs while nothing else uses the reader, so a reader seen
+ * loaded stays loaded while it is used.
+ */
 struct sst_reader {
     io_env *env;
     io_file *file;
     char *path;
     block_cache *cache; /* borrowed, may be NULL */
     uint64_t cache_id;
+    sst_footer footer; /* where the index and filters are, to read them again */
+    kmutex load_mu;
+    bool loaded;         /* atomic: the fields below up to props are valid */
+    size_t loaded_bytes; /* atomic: their memory, 0 while unloaded */
     sst_index_entry *index;
     size_t nblocks;
     uint8_t *index_keys;
+    size_t index_key_bytes;
     sst_blockmem *key_filter_mem, *prefix_filter_mem;
     sst_bloom key_filter, prefix_filter;
     bool has_key_filter, has_prefix_filter;
     sst_props props;
     sst_meta meta;
 };
+
+/* Reads the index and the filters again if they were unloaded (errors as at open). */
+kura_status sst_reader_load_slow(sst_reader *r);
+
+static inline kura_status sst_reader_load(sst_reader *r)
+{
+    if (__atomic_load_n(&r->loaded, __ATOMIC_ACQUIRE))
+        return KURA_OK;
+    return sst_reader_load_slow(r);
+}
 
 /* A pinned data block: either a cache handle or memory the holder frees. */
 typedef struct sst_block_ref {

@@ -206,5 +206,8 @@ kv_iter *sst_reader_iter(sst_reader *r, bool fill_cache)
     sst_block_iter_init(&t->cur, IKEY_TRAILER);
     t->status = KURA_OK;
     t->err_msg = NULL;
+    kura_status s = sst_reader_load(r);
+    if (s != KURA_OK)
+        set_error(t, s); /* an iterator that reports the error, as for a block read */
     return &t->base;
 }

@@ -9,7 +9,9 @@
  *
  * The index is decoded once into an array (separator keys copied into one buffer), so a
  * lookup is a binary search over memory: bloom probe, index search, one block read (usually
- * a cache hit), one block seek, no allocation unless the value is copied.
+ * a cache hit), one block seek, no allocation unless the value is copied. The index and the
+ * filters can be unloaded (a process going idle) and are then read and checked again, under
+ * the reader's load_mu, by the next lookup or iterator.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +98,7 @@ static kura_status read_index(sst_reader *r, sst_handle h, uint64_t data_limit)
         goto out;
     }
     r->nblocks = n;
+    r->index_key_bytes = keybytes;
     s = index_fill(r, &it, h, data_limit);
 out:
     sst_block_iter_destroy(&it);
@@ -141,22 +144,53 @@ static uint64_t data_limit(const sst_footer *f)
     return lim;
 }
 
+/* Frees the index and filters (not the props and meta). */
+static void free_loaded(sst_reader *r)
+{
+    free(r->index);
+    free(r->index_keys);
+    free(r->key_filter_mem);
+    free(r->prefix_filter_mem);
+    r->index = NULL;
+    r->index_keys = NULL;
+    r->key_filter_mem = r->prefix_filter_mem = NULL;
+    r->nblocks = 0;
+    r->has_key_filter = r->has_prefix_filter = false;
+}
+
+/* Reads the index and the filters the footer names; on failure nothing stays allocated. */
+static kura_status read_loaded(sst_reader *r)
+{
+    const sst_footer *f = &r->footer;
+    kura_status s;
+    if ((s = read_index(r, f->index, data_limit(f))) != KURA_OK ||
+        (s = read_filter(r, f->key_filter, &r->key_filter_mem, &r->key_filter,
+                         &r->has_key_filter)) != KURA_OK ||
+        (s = read_filter(r, f->prefix_filter, &r->prefix_filter_mem, &r->prefix_filter,
+                         &r->has_prefix_filter)) != KURA_OK) {
+        free_loaded(r);
+        return s;
+    }
+    size_t bytes = r->nblocks * sizeof *r->index + r->index_key_bytes;
+    if (r->key_filter_mem)
+        bytes += sizeof *r->key_filter_mem + r->key_filter_mem->block.size;
+    if (r->prefix_filter_mem)
+        bytes += sizeof *r->prefix_filter_mem + r->prefix_filter_mem->block.size;
+    __atomic_store_n(&r->loaded_bytes, bytes, __ATOMIC_RELAXED);
+    __atomic_store_n(&r->loaded, true, __ATOMIC_RELEASE);
+    return KURA_OK;
+}
+
 static kura_status open_table(sst_reader *r, uint64_t file_size)
 {
     if (file_size < SST_FOOTER_SIZE)
         return corrupt(r, 0, "file too short for a footer");
     uint64_t foot_off = file_size - SST_FOOTER_SIZE;
     uint8_t buf[SST_FOOTER_SIZE];
-    sst_footer f;
     kura_status s;
     if ((s = io_read_exact(r->file, r->path, foot_off, buf, sizeof buf)) != KURA_OK ||
-        (s = sst_footer_decode(buf, r->path, foot_off, &f)) != KURA_OK ||
-        (s = read_index(r, f.index, data_limit(&f))) != KURA_OK ||
-        (s = read_filter(r, f.key_filter, &r->key_filter_mem, &r->key_filter,
-                         &r->has_key_filter)) != KURA_OK ||
-        (s = read_filter(r, f.prefix_filter, &r->prefix_filter_mem, &r->prefix_filter,
-                         &r->has_prefix_filter)) != KURA_OK ||
-        (s = read_props(r, f.props)) != KURA_OK)
+        (s = sst_footer_decode(buf, r->path, foot_off, &r->footer)) != KURA_OK ||
+        (s = read_loaded(r)) != KURA_OK || (s = read_props(r, r->footer.props)) != KURA_OK)
         return s;
     sst_meta *m = &r->meta;
     m->file_size = file_size;
@@ -169,6 +203,43 @@ static kura_status open_table(sst_reader *r, uint64_t file_size)
     return KURA_OK;
 }
 
+kura_status sst_reader_load_slow(sst_reader *r)
+{
+    kmutex_lock(&r->load_mu);
+    kura_status s = KURA_OK;
+    if (!__atomic_load_n(&r->loaded, __ATOMIC_RELAXED)) {
+        s = read_loaded(r);
+        /* the file may have changed under us since open: the index must still agree */
+        if (s == KURA_OK && r->props.data_blocks != r->nblocks) {
+            __atomic_store_n(&r->loaded, false, __ATOMIC_RELAXED);
+            __atomic_store_n(&r->loaded_bytes, 0, __ATOMIC_RELAXED);
+            free_loaded(r);
+            s = corrupt(r, r->footer.props.off,
+                        "block count differing from the index in properties block");
+        }
+    }
+    kmutex_unlock(&r->load_mu);
+    return s;
+}
+
+bool sst_reader_unload(sst_reader *r)
+{
+    kmutex_lock(&r->load_mu);
+    bool was = __atomic_load_n(&r->loaded, __ATOMIC_RELAXED);
+    if (was) {
+        __atomic_store_n(&r->loaded, false, __ATOMIC_RELAXED);
+        __atomic_store_n(&r->loaded_bytes, 0, __ATOMIC_RELAXED);
+        free_loaded(r);
+    }
+    kmutex_unlock(&r->load_mu);
+    return was;
+}
+
+size_t sst_reader_memory(const sst_reader *r)
+{
+    return __atomic_load_n(&r->loaded_bytes, __ATOMIC_RELAXED);
+}
+
 kura_status sst_reader_open(io_env *env, const char *path, uint64_t file_size,
                             block_cache *cache, sst_reader **r_out)
 {
@@ -178,6 +249,7 @@ kura_status sst_reader_open(io_env *env, const char *path, uint64_t file_size,
         return kura_err(KURA_E_NOMEM, "%s: out of memory opening table", path);
     }
     r->env = io_env_or_default(env);
+    kmutex_init(&r->load_mu);
     sst_props_init(&r->props);
     kura_status s = io_open_read(r->env, path, IO_KIND_SST, &r->file);
     if (s != KURA_OK) {
@@ -200,10 +272,8 @@ void sst_reader_close(sst_reader *r)
     if (!r)
         return;
     io_close(r->file);
-    free(r->index);
-    free(r->index_keys);
-    free(r->key_filter_mem);
-    free(r->prefix_filter_mem);
+    free_loaded(r);
+    kmutex_destroy(&r->load_mu);
     sst_props_clear(&r->props);
     sst_meta_clear(&r->meta);
     free(r->path);
@@ -229,6 +299,9 @@ kura_status sst_reader_get(sst_reader *r, const uint8_t *ikey, size_t iklen, boo
 {
     if (iklen < IKEY_TRAILER)
         return kura_err(KURA_E_INVALID, "%s: lookup key shorter than 8 bytes", r->path);
+    kura_status s = sst_reader_load(r);
+    if (s != KURA_OK)
+        return s;
     size_t ulen = ikey_user_len(iklen);
     if (r->has_key_filter && !sst_bloom_may_contain(&r->key_filter, ikey, ulen)) {
         *found_out = false;
@@ -242,7 +315,7 @@ kura_status sst_reader_get(sst_reader *r, const uint8_t *ikey, size_t iklen, boo
         return KURA_OK;
     }
     sst_block_ref ref;
-    kura_status s = sst_reader_block(r, bi, fill_cache, &ref);
+    s = sst_reader_block(r, bi, fill_cache, &ref);
     if (s != KURA_OK)
         return s;
     sst_block_iter it;
@@ -275,14 +348,18 @@ kura_status sst_reader_get(sst_reader *r, const uint8_t *ikey, size_t iklen, boo
     return s;
 }
 
+/* A table whose filters cannot be read again may contain anything: the lookup or iterator
+ * that follows reports the error. */
 bool sst_reader_may_contain_prefix(sst_reader *r, const uint8_t *prefix, size_t len)
 {
-    return !r->has_prefix_filter || sst_bloom_may_contain(&r->prefix_filter, prefix, len);
+    return sst_reader_load(r) != KURA_OK || !r->has_prefix_filter ||
+           sst_bloom_may_contain(&r->prefix_filter, prefix, len);
 }
 
 bool sst_reader_may_contain_key(sst_reader *r, const uint8_t *ukey, size_t len)
 {
-    return !r->has_key_filter || sst_bloom_may_contain(&r->key_filter, ukey, len);
+    return sst_reader_load(r) != KURA_OK || !r->has_key_filter ||
+           sst_bloom_may_contain(&r->key_filter, ukey, len);
 }
 
 const sst_meta *sst_reader_meta(const sst_reader *r)

@@ -7,9 +7,9 @@
  * every length and offset is checked before use: damage is reported as KURA_E_CORRUPTION with
  * the message "<path>: <what> at offset <off>" and never yields wrong data or a crash.
  *
- * Thread safety: after open, an sst_reader is immutable. Any number of threads may call
- * sst_reader_get, the may_contain functions and sst_reader_iter concurrently; each iterator
- * belongs to one thread. The format is docs/format/sstable.md.
+ * Thread safety: after open, an sst_reader is immutable but for sst_reader_unload. Any number
+ * of threads may call sst_reader_get, the may_contain functions and sst_reader_iter
+ * concurrently; each iterator belongs to one thread. The format is docs/format/sstable.md.
  */
 #ifndef KURA_SSTABLE_TABLE_READER_H
 #define KURA_SSTABLE_TABLE_READER_H
@@ -70,6 +70,19 @@ bool sst_reader_may_contain_key(sst_reader *r, const uint8_t *ukey, size_t len);
  * its message in kura_last_error()). Free with kv_iter_free(). NULL on OOM.
  */
 kv_iter *sst_reader_iter(sst_reader *r, bool fill_cache);
+
+/*
+ * Frees the in-memory index and filters (what a reader holds beyond a few hundred bytes, about
+ * 2-4% of the table's size); the next lookup or iterator reads and checks them again, and
+ * reports a failure to do so as open would (KURA_E_IO, KURA_E_CORRUPTION with path and offset;
+ * the may_contain functions then answer "maybe"). For a process going idle. The caller
+ * guarantees that no other thread uses r meanwhile and that no iterator of r exists.
+ */
+bool sst_reader_unload(sst_reader *r); /* false: it was not loaded */
+
+/* Bytes of index and filters the reader holds in memory now (0 after sst_reader_unload). Any
+ * thread, any time. */
+size_t sst_reader_memory(const sst_reader *r);
 
 /* The table's meta (smallest/largest/entries/seqs/file size), owned by the reader. */
 const sst_meta *sst_reader_meta(const sst_reader *r);

@@ -206,13 +206,40 @@ void lsm_unpin(void *pin_arg)
     free(p);
 }
 
+/*
+ * Every use of an SSTable's reader goes through a pinned version (lsm_get, iterators) or the
+ * base version a flush or compaction pins, and pins are only taken under mu. So with mu held,
+ * a current version referenced by the tree alone is used by no one, nor is any of its files
+ * referenced by this version alone (a file also in an older version some iterator still pins
+ * has more references), and no one can start using them until mu is released. The acquire
+ * loads pair with the release in version_unref/file_meta_unref: what the last user did
+ * happens before the unload.
+ */
+void lsm_unload_tables(lsm_tree *t)
+{
+    kmutex_lock(&t->mu);
+    while (t->flush_scheduled || t->compact_scheduled || t->compacting)
+        kcond_wait(&t->bg_cv, &t->mu);
+    version *v = t->vs.current;
+    if (__atomic_load_n(&v->refs, __ATOMIC_ACQUIRE) == 1)
+        for (int l = 0; l < LSM_LEVELS; l++)
+            for (size_t i = 0; i < v->nfiles[l]; i++)
+                if (__atomic_load_n(&v->files[l][i]->refs, __ATOMIC_ACQUIRE) == 1 &&
+                    sst_reader_unload(v->files[l][i]->reader))
+                    __atomic_add_fetch(&t->sh->table_unloads, 1, __ATOMIC_RELAXED);
+    kmutex_unlock(&t->mu);
+}
+
 void lsm_add_stats(lsm_tree *t, kura_stats *st)
 {
     kmutex_lock(&t->mu);
     st->memtable_bytes += mt_usage(t->mem) + (t->imm ? mt_usage(t->imm) : 0);
     for (int l = 0; l < LSM_LEVELS; l++) {
-        st->sstable_files += t->vs.current->nfiles[l];
-        st->sstable_bytes += version_level_bytes(t->vs.current, l);
+        const version *v = t->vs.current;
+        st->sstable_files += v->nfiles[l];
+        st->sstable_bytes += version_level_bytes(v, l);
+        for (size_t i = 0; i < v->nfiles[l]; i++)
+            st->table_index_bytes += sst_reader_memory(v->files[l][i]->reader);
     }
     st->wal_bytes += t->wal_bytes_live + (t->wal ? wal_writer_size(t->wal) : 0);
     if (t->bg_error != KURA_OK)

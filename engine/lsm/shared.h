@@ -63,7 +63,7 @@ typedef struct lsm_shared {
     size_t nsnaps, snaps_cap;
 
     /* statistics, updated atomically */
-    uint64_t flushes, compactions, write_slowdowns;
+    uint64_t flushes, compactions, write_slowdowns, table_unloads;
 } lsm_shared;
 
 void lsm_shared_init(lsm_shared *sh);

@@ -5,9 +5,12 @@
  */
 #include "testutil.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { NKEYS = 20000 };
 
@@ -146,8 +149,9 @@ static void test_random_ops_flush_compact_reopen(void **state)
     test_rmrf(dir);
 }
 
-/* kura_release_memory flushes what the memtables hold and empties the block cache; reads,
- * an iterator open across it, writes and a reopen see every key. */
+/* kura_release_memory flushes what the memtables hold, unloads the indexes and filters of
+ * tables no one uses and empties the block cache; reads, an iterator open across it (whose
+ * tables stay loaded), writes and a reopen see every key. */
 static void test_release_memory(void **state)
 {
     (void)state;
@@ -176,6 +180,7 @@ static void test_release_memory(void **state)
     kura_get_stats(db, &before);
     assert_true(before.block_cache_bytes > 0);
     assert_true(before.memtable_bytes > 1000 * 100);
+    assert_true(before.table_index_bytes > 0);
     kura_iter *it;
     assert_kura_ok(kura_iter_new(t, NULL, &it));
     kura_iter_seek_first(it);
@@ -186,13 +191,22 @@ static void test_release_memory(void **state)
     /* what is left of the memtables is the new ones' filters (counted, never touched) */
     assert_true(after.memtable_bytes < before.memtable_bytes - (NKEYS / 2) * 100);
     assert_true(after.block_cache_bytes < 64 * 1024); /* the blocks the iterator pins */
+    /* the iterator's version holds the first tables: they keep their indexes; the tables
+     * the release flushed are used by no one */
+    assert_true(after.table_index_bytes > 0);
+    assert_true(after.sstable_files > before.sstable_files);
     int n = 0; /* the iterator still walks every key, from the memtables it pinned */
     for (; kura_iter_valid(it); kura_iter_next(it))
         n++;
     assert_kura_ok(kura_iter_status(it));
     assert_int_equal(n, NKEYS);
     kura_iter_free(it);
-    check_model(t, m);
+    assert_kura_ok(kura_release_memory(db)); /* nothing pinned now */
+    kura_get_stats(db, &after);
+    assert_int_equal(after.table_index_bytes, 0);
+    check_model(t, m); /* loads them again */
+    kura_get_stats(db, &after);
+    assert_true(after.table_index_bytes > 0);
     key_of(7, k);
     assert_kura_ok(kura_put(t, NULL, k, 11, "after", 5));
     set_model(m, 7, "after");
@@ -204,6 +218,109 @@ static void test_release_memory(void **state)
     for (int i = 0; i < NKEYS; i++)
         free(m->val[i]);
     free(m);
+    test_rmrf(dir);
+}
+
+/* Releases racing reads, scans and writes (which flush and compact: small_opts). Run under
+ * ASan in CI, where a table unloaded under a reader would be a use after free. */
+typedef struct race {
+    kura_db *db;
+    kura_tree *t;
+    int id;
+    _Atomic bool stop;
+    int ops;
+} race;
+
+static void *race_reader(void *p)
+{
+    race *r = p;
+    uint64_t rs = (uint64_t)r->id * 7919 + 1;
+    char k[16];
+    while (!r->stop) {
+        int i = (int)(test_rand(&rs) % NKEYS);
+        key_of(i, k);
+        void *v = NULL;
+        size_t vlen;
+        kura_status s = kura_get(r->t, NULL, k, 11, &v, &vlen);
+        if (s == KURA_OK) { /* every value names its key */
+            char want[16];
+            snprintf(want, sizeof want, "v%08d", i);
+            if (vlen < 9 || memcmp(v, want, 9) != 0)
+                fail_msg("key %s: value %.*s", k, (int)vlen, (const char *)v);
+            kura_free(v);
+        } else if (s != KURA_E_NOT_FOUND) {
+            fail_msg("key %s: %s (%s)", k, kura_status_str(s), kura_last_error());
+        }
+        if (r->ops % 32 == 0) /* pauses, in which a release may find the tables unused */
+            usleep(300);
+        if (r->ops++ % 64 == 0) { /* a short scan from there */
+            kura_iter *it;
+            assert_kura_ok(kura_iter_new(r->t, NULL, &it));
+            kura_iter_seek(it, k, 11);
+            for (int n = 0; n < 50 && kura_iter_valid(it); n++)
+                kura_iter_next(it);
+            assert_kura_ok(kura_iter_status(it));
+            kura_iter_free(it);
+        }
+    }
+    return NULL;
+}
+
+static void *race_writer(void *p)
+{
+    race *r = p;
+    uint64_t rs = 99;
+    char k[16], v[120];
+    while (!r->stop) {
+        int i = (int)(test_rand(&rs) % NKEYS);
+        key_of(i, k);
+        int len = snprintf(v, sizeof v, "v%08d-%0*d", i, 90, r->ops);
+        assert_kura_ok(kura_put(r->t, NULL, k, 11, v, (size_t)len));
+        if (++r->ops % 16 == 0)
+            usleep(200);
+    }
+    return NULL;
+}
+
+static void test_release_memory_races_reads(void **state)
+{
+    (void)state;
+    char *dir = test_mkdtemp("engine-release-race");
+    kura_options o = small_opts();
+    kura_db *db;
+    kura_tree *t;
+    assert_kura_ok(kura_open(dir, &o, &db));
+    assert_kura_ok(kura_tree_open(db, "t", NULL, &t));
+    char k[16], v[120];
+    for (int i = 0; i < NKEYS; i += 2) {
+        key_of(i, k);
+        int len = snprintf(v, sizeof v, "v%08d-%0*d", i, 90, 0);
+        assert_kura_ok(kura_put(t, NULL, k, 11, v, (size_t)len));
+    }
+    race rr[3];
+    pthread_t th[3];
+    for (int i = 0; i < 3; i++) {
+        rr[i] = (race){.db = db, .t = t, .id = i};
+        assert_int_equal(pthread_create(&th[i], NULL, i == 2 ? race_writer : race_reader,
+                                        &rr[i]), 0);
+    }
+    int releases = 0;
+    for (; releases < 100; releases++) {
+        assert_kura_ok(kura_release_memory(db));
+        usleep(2000);
+    }
+    for (int i = 0; i < 3; i++) {
+        rr[i].stop = true;
+        pthread_join(th[i], NULL);
+    }
+    kura_stats st;
+    kura_get_stats(db, &st);
+    fprintf(stderr, "%d releases unloaded %llu tables; %d+%d reads, %d writes, %llu flushes, "
+            "%llu compactions\n", releases, (unsigned long long)st.table_unloads, rr[0].ops,
+            rr[1].ops, rr[2].ops, (unsigned long long)st.flushes,
+            (unsigned long long)st.compactions);
+    assert_true(st.table_unloads > 0 && st.compactions > 0 && rr[0].ops > 0 && rr[2].ops > 0);
+    assert_kura_ok(kura_close(db));
     test_rmrf(dir);
 }
 
@@ -383,6 +500,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_ops_flush_compact_reopen),
         cmocka_unit_test(test_release_memory),
+        cmocka_unit_test(test_release_memory_races_reads),
         cmocka_unit_test(test_snapshot_survives_compaction),
         cmocka_unit_test(test_batches_and_validation),
         cmocka_unit_test(test_catalog_checksum),

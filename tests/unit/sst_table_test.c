@@ -7,14 +7,18 @@
  * none/LZ4/zlib gets a 100k-entry round trip with random gets at random snapshots (newest
  * version <= snapshot visible, deletions reported as such) and iterator walks forward,
  * backward, by seek and in random mixed directions. Also: tiny blocks (prev across many
- * blocks), incompressible values stored raw, the prefix filter, empty tables, options and
- * argument errors.
+ * blocks), incompressible values stored raw, the prefix filter, empty tables, unloading the
+ * index and filters (reloaded by gets, iterators and filter probes, from several threads at
+ * once, and a damaged index reported on reload), options and argument errors.
  */
 #include "testutil.h"
 
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sstable/table_internal.h" /* white-box: index separators */
 #include "sstable/table_reader.h"
@@ -435,6 +439,132 @@ static void test_filters(void **state)
     test_rmrf(dir);
 }
 
+/* Several threads reloading one unloaded reader at once, each checking its gets. */
+typedef struct reload_arg {
+    sst_reader *r;
+    const model *m;
+    uint64_t seed;
+} reload_arg;
+
+static void *reload_thread(void *p)
+{
+    reload_arg *a = p;
+    check_gets(a->r, a->m, &a->seed, 3000, true);
+    return NULL;
+}
+
+/* Overwrites one byte of the file in place (the open reader sees it). */
+static void poke(const char *path, uint64_t off, uint8_t byte)
+{
+    int fd = open(path, O_WRONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, &byte, 1, (off_t)off), 1);
+    close(fd);
+}
+
+static void test_unload(void **state)
+{
+    (void)state;
+    char *dir = test_mkdtemp("sst_unload");
+    uint64_t rs = test_seed();
+    model m;
+    model_init(&m, 20000, false);
+    sst_options o;
+    sst_options_init(&o);
+    o.prefix_len = prefix_len;
+    sst_meta meta;
+    char *path = build(dir, "u.sst", &m, &o, &meta);
+    block_cache *cache = block_cache_new(8 << 20);
+    sst_reader *r;
+    assert_kura_ok(sst_reader_open(NULL, path, meta.file_size, cache, &r));
+    size_t loaded = sst_reader_memory(r);
+    size_t nblocks = r->nblocks;
+    /* index entries, their keys, both filters: more than the raw index block */
+    assert_true(loaded > r->footer.index.size + r->footer.key_filter.size);
+    fprintf(stderr, "unload: %zu blocks, %zu bytes of index and filters (file %llu)\n",
+            nblocks, loaded, (unsigned long long)meta.file_size);
+
+    assert_true(sst_reader_unload(r));
+    assert_int_equal(sst_reader_memory(r), 0);
+    assert_null(r->index);
+    assert_false(sst_reader_unload(r)); /* twice is harmless */
+    check_gets(r, &m, &rs, 2000, true);
+    assert_int_equal(sst_reader_memory(r), loaded);
+    assert_int_equal(r->nblocks, nblocks);
+    check_separators(r);
+
+    sst_reader_unload(r);
+    check_iterators(r, &m, &rs, 200, 2000);
+    assert_int_equal(sst_reader_memory(r), loaded);
+
+    /* the filters come back too: no false negatives, few false positives */
+    sst_reader_unload(r);
+    unsigned fp = 0;
+    for (unsigned u = 0; u < 40000; u++) {
+        char k[40];
+        size_t n = ukey(k, u);
+        bool hit = sst_reader_may_contain_key(r, (const uint8_t *)k, n);
+        if (u % 2 == 0 && (!hit || !sst_reader_may_contain_prefix(r, (const uint8_t *)k, 13)))
+            fail_msg("filter false negative for %s after reload", k);
+        fp += u % 2 == 1 && hit;
+    }
+    assert_true(fp < 400);
+    assert_int_equal(sst_reader_memory(r), loaded);
+
+    /* four threads race to reload */
+    sst_reader_unload(r);
+    pthread_t th[4];
+    reload_arg args[4];
+    for (int i = 0; i < 4; i++) {
+        args[i] = (reload_arg){r, &m, rs + (uint64_t)i};
+        assert_int_equal(pthread_create(&th[i], NULL, reload_thread, &args[i]), 0);
+    }
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    assert_int_equal(sst_reader_memory(r), loaded);
+
+    /* damage in the index while unloaded: every use reports it, with path and offset, and
+     * keeps reporting it; once repaired the next use loads again */
+    uint64_t off = r->footer.index.off + r->footer.index.size / 2;
+    uint8_t orig;
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, (long)off, SEEK_SET), 0);
+    assert_int_equal(fread(&orig, 1, 1, f), 1);
+    fclose(f);
+    sst_reader_unload(r);
+    poke(path, off, (uint8_t)(orig ^ 0x5a));
+    uint8_t k[64];
+    size_t kl = ikey_of(k, 2, IKEY_MAX_SEQ, IKEY_TYPE_SEEK);
+    bool found = false;
+    unsigned type;
+    for (int round = 0; round < 2; round++) {
+        assert_kura_status(sst_reader_get(r, k, kl, true, NULL, &type, &found), KURA_E_CORRUPTION);
+        assert_non_null(strstr(kura_last_error(), path));
+        assert_non_null(strstr(kura_last_error(), "offset"));
+        assert_int_equal(sst_reader_memory(r), 0);
+    }
+    char uk[40];
+    assert_true(sst_reader_may_contain_key(r, (const uint8_t *)uk, ukey(uk, 1))); /* "maybe" */
+    kv_iter *it = sst_reader_iter(r, true);
+    assert_non_null(it);
+    kv_iter_seek_first(it);
+    assert_false(kv_iter_valid(it));
+    assert_kura_status(kv_iter_status(it), KURA_E_CORRUPTION);
+    kv_iter_free(it);
+    poke(path, off, orig);
+    assert_kura_ok(sst_reader_get(r, k, kl, true, NULL, &type, &found));
+    assert_true(found);
+    assert_int_equal(sst_reader_memory(r), loaded);
+
+    sst_reader_close(r);
+    block_cache_free(cache);
+    sst_meta_clear(&meta);
+    free(path);
+    model_free(&m);
+    test_rmrf(dir);
+}
+
 static void test_empty_table(void **state)
 {
     (void)state;
@@ -518,7 +648,8 @@ int main(void)
         cmocka_unit_test(test_roundtrip_none),     cmocka_unit_test(test_roundtrip_lz4),
         cmocka_unit_test(test_roundtrip_zlib),     cmocka_unit_test(test_tiny_blocks),
         cmocka_unit_test(test_incompressible_raw), cmocka_unit_test(test_filters),
-        cmocka_unit_test(test_empty_table),        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_unload),             cmocka_unit_test(test_empty_table),
+        cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
