@@ -235,12 +235,12 @@ kura_status kura_tree_compact(kura_tree *t);
 /* Syncs every WAL of the database (useful with KURA_RELAXED). */
 kura_status kura_sync(kura_db *db);
 /* Gives memory back, for a process going idle: flushes every memtable that holds data to L0
- * SSTables and waits for the background work this starts, frees the index and filters of
- * every SSTable no read, iterator or compaction is using (read again when next needed), drops
- * every block of the block cache that no read has pinned, and returns the freed heap to the
- * OS (malloc_trim). Reads and writes may run meanwhile; later reads refill what they need.
- * Returns the first flush failure (the partition turns read-only as for any failed flush);
- * the rest is released either way. */
+ * SSTables and waits, frees the index and filters of every SSTable no read, iterator or
+ * compaction is using at that moment (read again when next needed; kura_stats'
+ * table_index_bytes says what stayed), drops every block of the block cache that no read has
+ * pinned, and returns the freed heap to the OS (malloc_trim). Reads and writes may run
+ * meanwhile; later reads refill what they need. Returns the first flush failure (the
+ * partition turns read-only as for any failed flush); the rest is released either way. */
 kura_status kura_release_memory(kura_db *db);
 
 /* A few numbers for tests and kura-bench. */

@@ -64,10 +64,12 @@
  * requests read what they need back from the OS's page cache. Below the RSS threshold
  * nothing is done, so a trickle of small writes with pauses between them does not make a
  * tiny SSTable per pause. The main thread checks every IDLE_POLL_MS while it waits for the
- * shutdown signal. */
+ * shutdown signal. Tables a compaction is still using when the release runs keep their
+ * indexes: then it runs again after another idle period, at most IDLE_RELEASES times. */
 #define IDLE_MS 1000
 #define IDLE_RSS_BYTES (8u << 20)
 #define IDLE_POLL_MS 100
+#define IDLE_RELEASES 5
 /* glibc's malloc gives a thread that meets contention an arena of its own, up to 8 per core:
  * 16 on two cores, which the 32 writers of --sync all reach. Each arena keeps its own free
  * fragments and thread-cached chunks between uses, so after the benchmark's workloads the
@@ -221,14 +223,28 @@ static size_t rss_bytes(void)
     return n == 2 ? resident * (size_t)sysconf(_SC_PAGESIZE) : 0;
 }
 
-/* Waits for SIGINT, SIGTERM or SIGHUP; meanwhile, with idle_ms > 0, releases memory once
- * per idle period (see IDLE_MS). A database restarted with replayed memtables counts as
- * having something to release. */
+/* One release of an idle period (see IDLE_MS); true if it is worth another one: some
+ * SSTables were in use and kept their indexes. */
+static bool release_when_idle(kura_db *db)
+{
+    if (rss_bytes() <= IDLE_RSS_BYTES) return false;
+    if (kura_release_memory(db) != KURA_OK) {
+        fprintf(stderr, "kura-server: releasing memory while idle: %s\n", kura_last_error());
+        return false;
+    }
+    kura_stats st;
+    kura_get_stats(db, &st);
+    return st.table_index_bytes > 0;
+}
+
+/* Waits for SIGINT, SIGTERM or SIGHUP; meanwhile, with idle_ms > 0, releases memory when
+ * idle (see IDLE_MS). A database restarted with replayed memtables counts as having
+ * something to release. */
 static void wait_for_signal(const sigset_t *sigs, srv_http *h, kura_db *db, unsigned idle_ms)
 {
     const struct timespec tick = {0, IDLE_POLL_MS * 1000000L};
     uint64_t seen = 0;
-    unsigned quiet_ms = 0;
+    unsigned quiet_ms = 0, releases = 0;
     bool released = false;
     for (;;) {
         int sig = idle_ms ? sigtimedwait(sigs, NULL, &tick) : sigwaitinfo(sigs, NULL);
@@ -242,13 +258,13 @@ static void wait_for_signal(const sigset_t *sigs, srv_http *h, kura_db *db, unsi
         if (srv_http_activity(h, &started) || started != seen) {
             seen = started;
             quiet_ms = 0;
+            releases = 0;
             released = false;
             continue;
         }
         if (released || (quiet_ms += IDLE_POLL_MS) < idle_ms) continue;
-        released = true;
-        if (rss_bytes() > IDLE_RSS_BYTES && kura_release_memory(db) != KURA_OK)
-            fprintf(stderr, "kura-server: releasing memory while idle: %s\n", kura_last_error());
+        quiet_ms = 0;
+        released = !release_when_idle(db) || ++releases >= IDLE_RELEASES;
     }
 }
 

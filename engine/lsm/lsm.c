@@ -218,8 +218,6 @@ void lsm_unpin(void *pin_arg)
 void lsm_unload_tables(lsm_tree *t)
 {
     kmutex_lock(&t->mu);
-    while (t->flush_scheduled || t->compact_scheduled || t->compacting)
-        kcond_wait(&t->bg_cv, &t->mu);
     version *v = t->vs.current;
     if (__atomic_load_n(&v->refs, __ATOMIC_ACQUIRE) == 1)
         for (int l = 0; l < LSM_LEVELS; l++)

@@ -54,10 +54,9 @@ kura_status lsm_compact_all(lsm_tree *t);
 /* fdatasyncs the WAL (relaxed durability's periodic sync; kura_sync). */
 kura_status lsm_sync_wal(lsm_tree *t);
 
-/* For a process going idle: waits for the background work in progress (a flush, the
- * compactions it triggers), then frees the in-memory index and filters of every SSTable no
- * reader, iterator or compaction is using (sst_reader_unload); they are read again when next
- * used. Tables in use keep theirs. */
+/* For a process going idle: frees the in-memory index and filters of every SSTable no
+ * reader, iterator, flush or compaction is using (sst_reader_unload); they are read again
+ * when next used. Tables in use keep theirs: nothing waits. */
 void lsm_unload_tables(lsm_tree *t);
 
 /* Adds this tree's figures to *st. */
