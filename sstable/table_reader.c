@@ -158,7 +158,8 @@ static void free_loaded(sst_reader *r)
     r->has_key_filter = r->has_prefix_filter = false;
 }
 
-/* Reads the index and the filters the footer names; on failure nothing stays allocated. */
+/* Reads the index and the filters the footer names; on failure nothing stays allocated.
+ * The caller publishes them (publish_loaded) once every check has passed. */
 static kura_status read_loaded(sst_reader *r)
 {
     const sst_footer *f = &r->footer;
@@ -167,10 +168,14 @@ static kura_status read_loaded(sst_reader *r)
         (s = read_filter(r, f->key_filter, &r->key_filter_mem, &r->key_filter,
                          &r->has_key_filter)) != KURA_OK ||
         (s = read_filter(r, f->prefix_filter, &r->prefix_filter_mem, &r->prefix_filter,
-                         &r->has_prefix_filter)) != KURA_OK) {
+                         &r->has_prefix_filter)) != KURA_OK)
         free_loaded(r);
-        return s;
-    }
+    return s;
+}
+
+/* From here on lookups use the index and filters without load_mu. */
+static void publish_loaded(sst_reader *r)
+{
     size_t bytes = r->nblocks * sizeof *r->index + r->index_key_bytes;
     if (r->key_filter_mem)
         bytes += sizeof *r->key_filter_mem + r->key_filter_mem->block.size;
@@ -178,7 +183,6 @@ static kura_status read_loaded(sst_reader *r)
         bytes += sizeof *r->prefix_filter_mem + r->prefix_filter_mem->block.size;
     __atomic_store_n(&r->loaded_bytes, bytes, __ATOMIC_RELAXED);
     __atomic_store_n(&r->loaded, true, __ATOMIC_RELEASE);
-    return KURA_OK;
 }
 
 static kura_status open_table(sst_reader *r, uint64_t file_size)
@@ -200,6 +204,7 @@ static kura_status open_table(sst_reader *r, uint64_t file_size)
     if (!kbuf_append(&m->smallest, r->props.smallest.data, r->props.smallest.len) ||
         !kbuf_append(&m->largest, r->props.largest.data, r->props.largest.len))
         return nomem(r);
+    publish_loaded(r);
     return KURA_OK;
 }
 
@@ -211,12 +216,12 @@ kura_status sst_reader_load_slow(sst_reader *r)
         s = read_loaded(r);
         /* the file may have changed under us since open: the index must still agree */
         if (s == KURA_OK && r->props.data_blocks != r->nblocks) {
-            __atomic_store_n(&r->loaded, false, __ATOMIC_RELAXED);
-            __atomic_store_n(&r->loaded_bytes, 0, __ATOMIC_RELAXED);
             free_loaded(r);
             s = corrupt(r, r->footer.props.off,
                         "block count differing from the index in properties block");
         }
+        if (s == KURA_OK)
+            publish_loaded(r);
     }
     kmutex_unlock(&r->load_mu);
     return s;

@@ -6,7 +6,9 @@
  * input and walks the whole table forward and backward. The reader promises that damage is
  * reported as a status (never wrong memory accesses, never an abort): any status outside
  * its contract aborts here. Every other input goes through a small block cache, so both
- * the cached and the uncached block paths are fuzzed. Seeds: make_seeds.c (a valid table).
+ * the cached and the uncached block paths are fuzzed; every other pair of inputs has the
+ * reader unload its index and filters before the backward walk, which reads them again and
+ * must get what open got. Seeds: make_seeds.c (a valid table).
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -117,9 +119,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sink ^= sst_fuzz_probe(r, it, data + (size > 24 ? size - 24 : 0), size > 24 ? 24 : size);
     sink ^= sst_fuzz_walk(it, true);
     kv_iter_free(it);
+    size_t loaded = sst_reader_memory(r);
+    bool unload = calls & 2;
+    if (unload && (!sst_reader_unload(r) || sst_reader_memory(r) != 0))
+        abort();
     it = sst_reader_iter(r, false);
     if (it) {
         sink ^= sst_fuzz_walk(it, false);
+        if (unload && kv_iter_status(it) == KURA_OK && sst_reader_memory(r) != loaded)
+            abort(); /* the same file read again must give the same index and filters */
         kv_iter_free(it);
     }
     sst_reader_close(r);

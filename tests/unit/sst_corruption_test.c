@@ -6,11 +6,13 @@
  * seeks). Every read must either return exactly the original data or fail with
  * KURA_E_CORRUPTION whose message names the file and an offset; and the damage must be
  * noticed by at least one read. Damage: a flipped byte in each region, then every byte of the
- * file; truncation at many points (with the true and the truncated size); garbage files; and
- * footers with a valid crc whose handles point at the wrong blocks.
+ * file; every byte of the filters and index flipped under an open reader that unloaded them
+ * (read again at its next use); truncation at many points (with the true and the truncated
+ * size); garbage files; and footers with a valid crc whose handles point at the wrong blocks.
  */
 #include "testutil.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,6 +262,50 @@ static void test_flip_every_byte(void **state)
     NKEYS = BIG;
 }
 
+/* Overwrites one byte of the file in place, under a reader that has it open. */
+static void poke(const char *path, size_t off, uint8_t byte)
+{
+    int fd = open(path, O_WRONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, &byte, 1, (off_t)off), 1);
+    close(fd);
+}
+
+/* An open reader whose index and filters were unloaded reads them again on its next use:
+ * every byte of them flipped while unloaded is noticed then, by every read, and once the byte
+ * is back the same reader reads everything right. */
+static void test_damage_while_unloaded(void **state)
+{
+    (void)state;
+    table t;
+    NKEYS = SMALL;
+    make_table(&t, KURA_COMPRESS_LZ4);
+    sst_reader *r;
+    assert_kura_ok(sst_reader_open(NULL, t.path, t.size, NULL, &r));
+    const sst_footer *f = &t.footer;
+    sst_handle regions[] = {f->key_filter, f->prefix_filter, f->index};
+    size_t flipped = 0;
+    for (size_t g = 0; g < 3; g++) {
+        for (size_t off = regions[g].off; off < block_end(regions[g]); off++, flipped++) {
+            sst_reader_unload(r);
+            poke(t.path, off, (uint8_t)(t.bytes[off] ^ (1u << (off % 8))));
+            int failures = scan_both_ways(r, t.path) + get_each(r, t.path);
+            if (failures != 2 + (int)NKEYS) /* both scans and every get */
+                fail_msg("byte %zu flipped while unloaded: %d of the reads failed", off,
+                         failures);
+            assert_int_equal(sst_reader_memory(r), 0);
+            poke(t.path, off, t.bytes[off]);
+        }
+    }
+    fprintf(stderr, "flipped %zu bytes of filters and index under an unloaded reader\n",
+            flipped);
+    assert_int_equal(scan_both_ways(r, t.path) + get_each(r, t.path), 0);
+    assert_true(sst_reader_memory(r) > 0);
+    sst_reader_close(r);
+    free_table(&t);
+    NKEYS = BIG;
+}
+
 static void test_truncation(void **state)
 {
     (void)state;
@@ -339,6 +385,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flip_each_region), cmocka_unit_test(test_flip_every_byte),
+        cmocka_unit_test(test_damage_while_unloaded),
         cmocka_unit_test(test_truncation),       cmocka_unit_test(test_garbage_files),
         cmocka_unit_test(test_lying_footer),
     };
