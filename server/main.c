@@ -72,9 +72,15 @@
 #define IDLE_RELEASES 5
 /* glibc's malloc gives a thread that meets contention an arena of its own, up to 8 per core:
  * 16 on two cores, which the 32 writers of --sync all reach. Each arena keeps its own free
- * fragments and thread-cached chunks between uses, so after the benchmark's workloads the
- * idle --sync server held 15.6 MB against 10.4 MB with 2 arenas (and PutItem --sync at 32
- * connections ran as fast: 18.6k vs 17.3k req/s). One arena per core. */
+ * fragments between uses: after the benchmark's workloads (and with the SSTable indexes
+ * unloaded) the idle --sync server held 15.9-16.3 MiB with 16 arenas, 9.8 with 4 and
+ * 8.9-9.1 with 2; its PutItem at 32 connections ran as fast with 2 as with 4 (3 alternated
+ * pairs, 22.0-23.7k req/s: the fdatasync bounds it). --relaxed idles at 8.5-9.0 MiB with 2
+ * and 9.5-10.1 MiB with 4, above the 10 MB we hold it to; what 2 cost it is PutItem at 32
+ * connections, where its serving threads contend with the flushes and compactions for the
+ * arenas: median 52.5k against 58.7k req/s (5 alternated pairs, +-15% between runs). A fixed
+ * 128 KB mmap threshold (no dynamic raise) cut the idle arenas further, 2.4-3.0 -> 1.5 MiB
+ * with 4 arenas, but cost --relaxed PutItem ~10% (7 pairs). One arena per core. */
 #define ARENAS_PER_CORE 1
 
 typedef struct srv_options {
