@@ -250,8 +250,7 @@ static void wait_for_signal(const sigset_t *sigs, srv_http *h, kura_db *db, unsi
 {
     const struct timespec tick = {0, IDLE_POLL_MS * 1000000L};
     uint64_t seen = 0;
-    unsigned quiet_ms = 0, releases = 0;
-    bool released = false;
+    unsigned quiet_ms = 0, releases = 0; /* releases == IDLE_RELEASES: done for this period */
     for (;;) {
         int sig = idle_ms ? sigtimedwait(sigs, NULL, &tick) : sigwaitinfo(sigs, NULL);
         if (sig > 0) return;
@@ -265,12 +264,11 @@ static void wait_for_signal(const sigset_t *sigs, srv_http *h, kura_db *db, unsi
             seen = started;
             quiet_ms = 0;
             releases = 0;
-            released = false;
             continue;
         }
-        if (released || (quiet_ms += IDLE_POLL_MS) < idle_ms) continue;
+        if (releases == IDLE_RELEASES || (quiet_ms += IDLE_POLL_MS) < idle_ms) continue;
         quiet_ms = 0;
-        released = !release_when_idle(db) || ++releases >= IDLE_RELEASES;
+        releases = release_when_idle(db) ? releases + 1 : IDLE_RELEASES;
     }
 }
 

@@ -3,6 +3,8 @@
  */
 #include "testutil.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,4 +57,14 @@ uint64_t test_seed(void)
     uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL) ^ (uint64_t)getpid();
     fprintf(stderr, "KURA_TEST_SEED=%llu\n", (unsigned long long)seed);
     return seed;
+}
+
+void test_poke_byte(const char *path, uint64_t off, uint8_t byte)
+{
+    int fd = open(path, O_WRONLY);
+    if (fd < 0)
+        fail_msg("cannot open %s: %s", path, strerror(errno));
+    if (pwrite(fd, &byte, 1, (off_t)off) != 1)
+        fail_msg("cannot write %s at %llu: %s", path, (unsigned long long)off, strerror(errno));
+    close(fd);
 }

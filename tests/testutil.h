@@ -38,6 +38,10 @@ void test_rmrf(char *path);
                      kura_status_str(want), kura_last_error());                                \
     } while (0)
 
+/* Overwrites the byte at offset off of the file in place (a reader that has it open sees the
+ * change). Aborts the test on failure. */
+void test_poke_byte(const char *path, uint64_t off, uint8_t byte);
+
 /* A small deterministic PRNG (splitmix64) so failures reproduce from the printed seed. */
 uint64_t test_rand(uint64_t *state);
 /* A seed from $KURA_TEST_SEED or the clock; printed to stderr. */

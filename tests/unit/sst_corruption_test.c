@@ -12,7 +12,6 @@
  */
 #include "testutil.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -262,15 +261,6 @@ static void test_flip_every_byte(void **state)
     NKEYS = BIG;
 }
 
-/* Overwrites one byte of the file in place, under a reader that has it open. */
-static void poke(const char *path, size_t off, uint8_t byte)
-{
-    int fd = open(path, O_WRONLY);
-    assert_true(fd >= 0);
-    assert_int_equal(pwrite(fd, &byte, 1, (off_t)off), 1);
-    close(fd);
-}
-
 /* An open reader whose index and filters were unloaded reads them again on its next use:
  * every byte of them flipped while unloaded is noticed then, by every read, and once the byte
  * is back the same reader reads everything right. */
@@ -288,13 +278,13 @@ static void test_damage_while_unloaded(void **state)
     for (size_t g = 0; g < 3; g++) {
         for (size_t off = regions[g].off; off < block_end(regions[g]); off++, flipped++) {
             sst_reader_unload(r);
-            poke(t.path, off, (uint8_t)(t.bytes[off] ^ (1u << (off % 8))));
+            test_poke_byte(t.path, off, (uint8_t)(t.bytes[off] ^ (1u << (off % 8))));
             int failures = scan_both_ways(r, t.path) + get_each(r, t.path);
             if (failures != 2 + (int)NKEYS) /* both scans and every get */
                 fail_msg("byte %zu flipped while unloaded: %d of the reads failed", off,
                          failures);
             assert_int_equal(sst_reader_memory(r), 0);
-            poke(t.path, off, t.bytes[off]);
+            test_poke_byte(t.path, off, t.bytes[off]);
         }
     }
     fprintf(stderr, "flipped %zu bytes of filters and index under an unloaded reader\n",

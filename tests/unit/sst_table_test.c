@@ -13,12 +13,10 @@
  */
 #include "testutil.h"
 
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "sstable/table_internal.h" /* white-box: index separators */
 #include "sstable/table_reader.h"
@@ -453,15 +451,6 @@ static void *reload_thread(void *p)
     return NULL;
 }
 
-/* Overwrites one byte of the file in place (the open reader sees it). */
-static void poke(const char *path, uint64_t off, uint8_t byte)
-{
-    int fd = open(path, O_WRONLY);
-    assert_true(fd >= 0);
-    assert_int_equal(pwrite(fd, &byte, 1, (off_t)off), 1);
-    close(fd);
-}
-
 static void test_unload(void **state)
 {
     (void)state;
@@ -533,7 +522,7 @@ static void test_unload(void **state)
     assert_int_equal(fread(&orig, 1, 1, f), 1);
     fclose(f);
     sst_reader_unload(r);
-    poke(path, off, (uint8_t)(orig ^ 0x5a));
+    test_poke_byte(path, off, (uint8_t)(orig ^ 0x5a));
     uint8_t k[64];
     size_t kl = ikey_of(k, 2, IKEY_MAX_SEQ, IKEY_TYPE_SEEK);
     bool found = false;
@@ -552,7 +541,7 @@ static void test_unload(void **state)
     assert_false(kv_iter_valid(it));
     assert_kura_status(kv_iter_status(it), KURA_E_CORRUPTION);
     kv_iter_free(it);
-    poke(path, off, orig);
+    test_poke_byte(path, off, orig);
     assert_kura_ok(sst_reader_get(r, k, kl, true, NULL, &type, &found));
     assert_true(found);
     assert_int_equal(sst_reader_memory(r), loaded);
