@@ -22,7 +22,9 @@
 #include "api/jdoc.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +46,7 @@ typedef struct chunk {
 
 struct jd_doc {
     chunk *head;   /* the chunk being filled (large pieces' chunks go behind it) */
+    chunk *first;  /* the first chunk (CHUNK_FIRST), kept as a spare when the document goes */
     size_t next_cap;
 };
 
@@ -57,15 +60,71 @@ static chunk *chunk_new(size_t cap)
     return c;
 }
 
+/*
+ * Spare first chunks. Every request parses into a new document, and its first chunk is larger
+ * than what glibc's per-thread cache holds (blocks up to 1032 bytes), so its malloc and its
+ * free each took the lock of a malloc arena; kura-server runs more serving threads than it has
+ * arenas, and those locks were its most frequent futex calls (~0.25 per GetItem, each a
+ * possible sleep). A freed document instead leaves its first chunk in one of SPARE_SLOTS
+ * slots, and a new one takes it from there: an atomic exchange, no lock. At most SPARE_SLOTS
+ * chunks (64 KiB) are kept; jd_free_spares() frees them.
+ */
+#define SPARE_SLOTS 8
+static _Atomic(chunk *) spare[SPARE_SLOTS];
+static atomic_uint spare_threads;
+static _Thread_local unsigned spare_home = UINT_MAX; /* where this thread looks first */
+
+static unsigned spare_start(void)
+{
+    if (spare_home == UINT_MAX) spare_home = atomic_fetch_add(&spare_threads, 1) % SPARE_SLOTS;
+    return spare_home;
+}
+
+static chunk *spare_take(void)
+{
+    unsigned h = spare_start();
+    for (unsigned i = 0; i < SPARE_SLOTS; i++) {
+        _Atomic(chunk *) *slot = &spare[(h + i) % SPARE_SLOTS];
+        chunk *c;
+        if (atomic_load_explicit(slot, memory_order_relaxed) &&
+            (c = atomic_exchange_explicit(slot, NULL, memory_order_acquire)))
+            return c;
+    }
+    return NULL;
+}
+
+static void spare_put(chunk *c)
+{
+    unsigned h = spare_start();
+    for (unsigned i = 0; i < SPARE_SLOTS; i++) {
+        _Atomic(chunk *) *slot = &spare[(h + i) % SPARE_SLOTS];
+        chunk *empty = NULL;
+        if (!atomic_load_explicit(slot, memory_order_relaxed) &&
+            atomic_compare_exchange_strong_explicit(slot, &empty, c, memory_order_release,
+                                                    memory_order_relaxed))
+            return;
+    }
+    free(c);
+}
+
+void jd_free_spares(void)
+{
+    for (unsigned i = 0; i < SPARE_SLOTS; i++)
+        free(atomic_exchange(&spare[i], NULL));
+}
+
 jd_doc *jd_doc_new(void)
 {
     jd_doc *d = malloc(sizeof *d);
     if (!d) return NULL;
-    d->head = chunk_new(CHUNK_FIRST);
-    if (!d->head) {
+    chunk *c = spare_take();
+    if (c)
+        c->used = 0;
+    else if (!(c = chunk_new(CHUNK_FIRST))) {
         free(d);
         return NULL;
     }
+    d->head = d->first = c;
     d->next_cap = 2 * CHUNK_FIRST;
     return d;
 }
@@ -75,7 +134,12 @@ void jd_doc_free(jd_doc *d)
     if (!d) return;
     for (chunk *c = d->head, *next; c; c = next) {
         next = c->next;
-        free(c);
+        if (c == d->first) {
+            c->next = NULL;
+            spare_put(c);
+        } else {
+            free(c);
+        }
     }
     free(d);
 }
@@ -452,13 +516,20 @@ typedef struct frame {
     size_t key_len;
 } frame;
 
+/* The stack and the list start in the builder itself (on jd_parse's stack): a request's JSON
+ * fits in them, so a parse mallocs neither. */
+#define INLINE_FRAMES 16
+#define INLINE_PENDING 48
+
 typedef struct builder {
     jd_doc *d;
     jd_t *root;
-    frame *stack;
+    frame *stack; /* inline_stack, or malloc'd once that is full */
     size_t depth, stack_cap;
-    pending *list;
+    pending *list; /* inline_list, or malloc'd once that is full */
     size_t n, cap;
+    frame inline_stack[INLINE_FRAMES];
+    pending inline_list[INLINE_PENDING];
     const char *key; /* the member name just parsed */
     size_t key_len;
     const char *error; /* set by a callback that stops the parse */
@@ -473,6 +544,16 @@ static int fail(builder *b, const char *msg)
     return 0;
 }
 
+/* `a` (n elements of `size` bytes, the builder's inline array or a malloc'd one) moved to or
+ * reallocated as a malloc'd array of cap; NULL if out of memory (a is left as it was). */
+static void *grow(void *a, void *inline_a, size_t n, size_t cap, size_t size)
+{
+    if (a != inline_a) return realloc(a, cap * size);
+    void *m = malloc(cap * size);
+    if (m) memcpy(m, a, n * size);
+    return m;
+}
+
 /* Adds a complete value to the open container, or makes it the root. */
 static int add(builder *b, jd_t *v, const char *key, size_t key_len)
 {
@@ -483,8 +564,8 @@ static int add(builder *b, jd_t *v, const char *key, size_t key_len)
         return 1;
     }
     if (b->n == b->cap) {
-        size_t cap = b->cap ? 2 * b->cap : 64;
-        pending *l = realloc(b->list, cap * sizeof *l);
+        size_t cap = 2 * b->cap;
+        pending *l = grow(b->list, b->inline_list, b->n, cap, sizeof *l);
         if (!l) return fail(b, "out of memory");
         b->list = l;
         b->cap = cap;
@@ -557,8 +638,8 @@ static int open_container(builder *b, jd_t *v)
     if (!v) return fail(b, "out of memory");
     if (b->depth == JD_MAX_DEPTH) return fail(b, "maximum parsing depth reached");
     if (b->depth == b->stack_cap) {
-        size_t cap = b->stack_cap ? 2 * b->stack_cap : 32;
-        frame *s = realloc(b->stack, cap * sizeof *s);
+        size_t cap = 2 * b->stack_cap;
+        frame *s = grow(b->stack, b->inline_stack, b->depth, cap, sizeof *s);
         if (!s) return fail(b, "out of memory");
         b->stack = s;
         b->stack_cap = cap;
@@ -586,7 +667,7 @@ static int close_container(builder *b)
     frame f = b->stack[--b->depth];
     jd_t *v = f.node;
     size_t count = b->n - f.first;
-    const pending *p = count ? b->list + f.first : NULL; /* list is NULL until a first value */
+    const pending *p = count ? b->list + f.first : NULL;
     if (v->type == JD_ARRAY && count) {
         if (!(v->u.arr.v = arena_alloc(b->d, count * sizeof *v->u.arr.v)))
             return fail(b, "out of memory");
@@ -704,6 +785,10 @@ jd_t *jd_parse(jd_doc *d, const char *json, size_t len, unsigned flags, char *er
         return NULL;
     }
     builder b = {.d = d};
+    b.stack = b.inline_stack;
+    b.stack_cap = INLINE_FRAMES;
+    b.list = b.inline_list;
+    b.cap = INLINE_PENDING;
     yajl_alloc_funcs af = {y_malloc, y_realloc, y_free, d};
     yajl_handle h = b.h = yajl_alloc(&callbacks, &af, &b);
     if (!h) {
@@ -727,8 +812,8 @@ jd_t *jd_parse(jd_doc *d, const char *json, size_t len, unsigned flags, char *er
         yajl_error(h, json, len, err, cap);
     }
     yajl_free(h);
-    free(b.stack);
-    free(b.list);
+    if (b.stack != b.inline_stack) free(b.stack);
+    if (b.list != b.inline_list) free(b.list);
     if (root && !(flags & JD_DECODE_ANY) && root->type != JD_OBJECT && root->type != JD_ARRAY) {
         set_error(err, cap, "'[' or '{' expected");
         return NULL;

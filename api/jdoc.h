@@ -84,6 +84,10 @@ struct jd_t {
 jd_doc *jd_doc_new(void);
 void jd_doc_free(jd_doc *d);
 
+/* Frees the first chunks that freed documents left for new ones to reuse (at most 64 KiB; see
+ * jdoc.c); documents made afterwards allocate again. */
+void jd_free_spares(void);
+
 /* Parses json[0..len) into d. NULL on failure, with a one-line message in err[0..err_cap). */
 jd_t *jd_parse(jd_doc *d, const char *json, size_t len, unsigned flags, char *err,
                size_t err_cap);

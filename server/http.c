@@ -1,21 +1,27 @@
 /*
  * http.c - This file contains kura-server's HTTP side: the listening socket and its acceptor
- * thread, one libmicrohttpd daemon per serving thread (each on poll(2), keep-alive, a share of
- * the connection limit and an idle timeout), and the handler that turns `POST /` +
+ * thread, the serving threads (each runs one libmicrohttpd daemon of its own: keep-alive, a
+ * share of the connection limit and an idle timeout), and the handler that turns `POST /` +
  * X-Amz-Target into kura_execute().
  *
  * Why an acceptor of our own: libmicrohttpd's thread pool lets every pool thread accept from
  * the one listening socket, so whichever thread wakes first takes the connections that
  * arrive together, and 32 connections could land 20/4/4/4 on 4 threads: the busiest thread
- * then runs flat out while the others idle. The acceptor hands connection i to daemon i mod N
- * (MHD_add_connection), so each thread serves its equal share (GetItem at 32 connections on 2
- * cores: median 70.6k req/s against 65.0k, and no more runs at ~52k; docs/server.md).
+ * then runs flat out while the others idle. The acceptor hands connection i to serving thread
+ * i mod N, so each thread serves its equal share (GetItem at 32 connections on 2 cores: median
+ * 70.6k req/s against 65.0k, and no more runs at ~52k; docs/server.md).
  *
- * poll, not epoll: with libmicrohttpd
- * 0.9.75's epoll mode a client that sends part of a body and then half-closes its side was
- * never noticed (the connection waited for its timeout and held up shutdown; the conformance
- * test test_half_closed_request_is_dropped); with poll it is closed at once, and GetItem at 32
- * connections is as fast (p99 1.5 ms measured with kura-http-bench).
+ * Why our own serving loop: libmicrohttpd's internal threads sleep in poll(2) as soon as they
+ * run out of ready connections, and on a busy server the wakeup that follows (the sender's
+ * inter-processor interrupt, the context switch; on a virtual machine exits to the
+ * hypervisor) costs more than the request. Each daemon is therefore run in libmicrohttpd's
+ * external mode on epoll, and its thread (serve_main) looks for more work for a few
+ * microseconds, yielding the CPU between looks, before it sleeps (GetItem at 32 connections
+ * ~+15%; docs/server.md). Waiting in our own loop also means the thread can be woken by us: an
+ * eventfd per thread, written by the acceptor when it hands over a connection (added by the
+ * serving thread itself, as libmicrohttpd's external mode requires), by a writer when it has
+ * resumed a connection, and by the stop. libmicrohttpd 0.9.75's epoll mode can miss a client's
+ * FIN, which poll(2) never did; the thread watches for those itself (take_hangups).
  *
  * libmicrohttpd calls the handler several times per request: once when the headers are in,
  * once per piece of body, once more when the body is complete. So:
@@ -36,9 +42,10 @@
  * (and every other connection of that thread) for the whole sync, and the threads would have to
  * be as large as the writes we want in one group, which costs the reads context switches. So
  * with cfg->sync_writers > 0 a write operation is handed to a pool of that many writer threads
- * instead: its connection is suspended (MHD_suspend_connection), a writer runs kura_execute()
- * and resumes it, and libmicrohttpd calls the handler once more, which answers with the
- * writer's result. Reads and every operation under --relaxed run on the serving threads.
+ * instead: its connection is suspended (MHD_suspend_connection), a writer runs kura_execute(),
+ * resumes it and wakes its serving thread, and libmicrohttpd calls the handler once more,
+ * which answers with the writer's result. Reads and every operation under --relaxed run on
+ * the serving threads.
  *
  * Where DynamoDB and DynamoDB Local answer differently, kura-server answers:
  *   - a method other than POST (GET / ...): 400 MissingAuthenticationToken "Request must
@@ -59,14 +66,20 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <netdb.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sched.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "server/reqid.h"
@@ -78,6 +91,12 @@
 #define TARGET_PREFIX "DynamoDB_20120810."
 
 typedef struct srv_req srv_req;
+typedef struct srv_thread srv_thread;
+
+/* The serving thread running on this thread (NULL on any other). */
+static _Thread_local srv_thread *this_thread;
+
+static void wake(srv_thread *t);
 
 /* The writers of --sync (see above): a thread pool that runs the suspended requests in order.
  * Once it is stopping it refuses new ones, which then run in place. */
@@ -86,9 +105,31 @@ typedef struct srv_writers {
     atomic_int suspended; /* connections suspended and not yet answered */
 } srv_writers;
 
+/* A connection accepted and not yet taken by its serving thread. */
+typedef struct srv_handoff {
+    int fd;
+    socklen_t len;
+    struct sockaddr_storage addr;
+} srv_handoff;
+
+/* One serving thread: its libmicrohttpd daemon (external polling on epoll, so that this
+ * thread decides how it waits), the connections the acceptor hands it, and an eventfd that
+ * wakes it for those, for a connection a writer has resumed and for the stop. */
+struct srv_thread {
+    srv_http *h;
+    struct MHD_Daemon *daemon;
+    pthread_t thread;
+    bool running;
+    int wake_fd;
+    int hup_fd;         /* epoll: the thread's connections, for their peers' half-closes */
+    pthread_mutex_t mu; /* guards handoff */
+    srv_handoff *handoff;
+    unsigned nhandoff, cap;
+};
+
 struct srv_http {
-    struct MHD_Daemon **daemons; /* one per serving thread */
-    unsigned ndaemons;
+    srv_thread *threads; /* the serving threads */
+    unsigned nthreads;
     int listen_fd;
     pthread_t acceptor;
     kura_db *db;
@@ -97,6 +138,7 @@ struct srv_http {
     atomic_int inflight;  /* requests between their first call and their completion */
     atomic_uint_fast64_t started; /* requests ever started (beside inflight: one cache line) */
     atomic_bool stopping; /* set by srv_http_stop(): answers close their connection */
+    atomic_bool quit;     /* set by srv_http_stop() when the serving threads are to return */
     srv_writers writers;
 };
 
@@ -112,6 +154,7 @@ struct srv_req {
     char id[SRV_REQID_LEN + 1];
     /* a write handed to the writers: the operation, then its result */
     srv_http *h;
+    srv_thread *thread; /* the serving thread of its connection, woken when it is resumed */
     struct MHD_Connection *conn;
     const char *op;
     atomic_bool ran;   /* the writer has run it (set before the connection is resumed) */
@@ -303,14 +346,17 @@ static void write_job(void *arg)
 {
     srv_req *r = arg;
     execute(r->h, r, r->op);
+    srv_thread *t = r->thread; /* once resumed, r can be answered and freed at any moment */
     atomic_store(&r->ran, true);
     MHD_resume_connection(r->conn);
+    wake(t);
 }
 
 static enum MHD_Result hand_to_writers(srv_http *h, struct MHD_Connection *conn, srv_req *r,
                                        const char *op)
 {
     r->h = h;
+    r->thread = this_thread;
     r->conn = conn;
     r->op = op;
     r->queued = true;
@@ -383,7 +429,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     srv_req *r = *con_cls;
     (void)version;
     if (!r) {
-        if (!(r = calloc(1, sizeof *r))) return MHD_NO;
+        /* malloc, not calloc: glibc's calloc bypasses its per-thread cache and takes the
+         * lock of a malloc arena, which the serving threads share */
+        if (!(r = malloc(sizeof *r))) return MHD_NO;
+        memset(r, 0, sizeof *r);
         *con_cls = r;
         atomic_fetch_add(&h->inflight, 1);
         atomic_fetch_add_explicit(&h->started, 1, memory_order_relaxed);
@@ -452,7 +501,46 @@ static kura_status listen_on(const srv_config *cfg, const struct addrinfo *ai, i
     return KURA_OK;
 }
 
-/* The acceptor: connection i goes to daemon i mod N, until srv_http_stop() shuts the socket. */
+/* How long a serving thread that has run out of work keeps looking for more before it sleeps
+ * (see serve_main). */
+#define SRV_SPIN_NS 20000ull
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Wakes thread t out of its wait (wait_for_work) or makes it not sleep at its next one. */
+static void wake(srv_thread *t)
+{
+    uint64_t one = 1;
+    (void)!write(t->wake_fd, &one, sizeof one);
+}
+
+/* Hands an accepted connection to thread t (its loop adds it to its daemon). */
+static void hand_over(srv_thread *t, int fd, const struct sockaddr_storage *addr, socklen_t len)
+{
+    pthread_mutex_lock(&t->mu);
+    if (t->nhandoff == t->cap) {
+        unsigned cap = t->cap ? 2 * t->cap : 16;
+        srv_handoff *a = realloc(t->handoff, cap * sizeof *a);
+        if (!a) {
+            pthread_mutex_unlock(&t->mu);
+            close(fd); /* out of memory: the client sees its connection reset */
+            return;
+        }
+        t->handoff = a;
+        t->cap = cap;
+    }
+    t->handoff[t->nhandoff++] = (srv_handoff){.fd = fd, .len = len, .addr = *addr};
+    pthread_mutex_unlock(&t->mu);
+    wake(t);
+}
+
+/* The acceptor: connection i goes to serving thread i mod N, until srv_http_stop() shuts the
+ * socket. */
 static void *acceptor_main(void *arg)
 {
     srv_http *h = arg;
@@ -468,28 +556,168 @@ static void *acceptor_main(void *arg)
             usleep(10000);
             continue;
         }
-        /* the daemon closes fd if it cannot take it (its share of the limit is full) */
-        MHD_add_connection(h->daemons[next++ % h->ndaemons], fd, (struct sockaddr *)&addr, len);
+        hand_over(&h->threads[next++ % h->nthreads], fd, &addr, len);
     }
     return NULL;
 }
 
-static void stop_daemons(srv_http *h)
+/* Adds the connections handed to t since it last looked (the daemon closes a socket it cannot
+ * take: its share of the connection limit is full). */
+static void take_handoff(srv_thread *t)
 {
-    for (unsigned i = 0; i < h->ndaemons; i++)
-        if (h->daemons[i]) MHD_stop_daemon(h->daemons[i]);
+    uint64_t n;
+    (void)!read(t->wake_fd, &n, sizeof n);
+    pthread_mutex_lock(&t->mu);
+    for (unsigned i = 0; i < t->nhandoff; i++) {
+        /* before the daemon has it: if it closes the socket, that also ends this watch */
+        struct epoll_event ev = {.events = EPOLLRDHUP | EPOLLET, .data.fd = t->handoff[i].fd};
+        epoll_ctl(t->hup_fd, EPOLL_CTL_ADD, t->handoff[i].fd, &ev);
+        MHD_add_connection(t->daemon, t->handoff[i].fd, (struct sockaddr *)&t->handoff[i].addr,
+                           t->handoff[i].len);
+    }
+    t->nhandoff = 0;
+    pthread_mutex_unlock(&t->mu);
+}
+
+/*
+ * Peers that half-closed. libmicrohttpd 0.9.75's epoll mode misses a FIN that arrives with the
+ * last bytes it reads (a read shorter than its buffer makes it wait for the next edge, and the
+ * FIN brings none), so a client that sends part of a body and then shuts its side down would
+ * hold its connection until the idle timeout. The thread watches its connections for that
+ * (EPOLLRDHUP) in an epoll set of its own and shuts the read side of such a socket down, which
+ * wakes every poller of the socket: libmicrohttpd then reads, finds the end of the stream and
+ * acts as with poll(2) (closes a connection in the middle of a request; answers a complete one
+ * first).
+ */
+static void take_hangups(srv_thread *t)
+{
+    struct epoll_event ev[32];
+    int n = epoll_wait(t->hup_fd, ev, 32, 0);
+    for (int i = 0; i < n; i++)
+        shutdown(ev[i].data.fd, SHUT_RD);
+}
+
+/* Waits until the daemon has something to do or t is woken: at once if libmicrohttpd has work
+ * left (its timeout is 0), else first by looking (poll with no timeout, yielding the CPU
+ * between looks) for up to SRV_SPIN_NS, then by sleeping in poll until its next timeout. */
+static void wait_for_work(srv_thread *t, struct pollfd fds[3])
+{
+    MHD_UNSIGNED_LONG_LONG ms;
+    int timeout = -1;
+    if (MHD_get_timeout(t->daemon, &ms) == MHD_YES) timeout = ms > INT_MAX ? INT_MAX : (int)ms;
+    uint64_t deadline = 0;
+    while (timeout != 0) {
+        if (poll(fds, 3, 0) != 0) return;
+        uint64_t now = now_ns();
+        if (!deadline)
+            deadline = now + SRV_SPIN_NS;
+        else if (now >= deadline)
+            break;
+        sched_yield();
+    }
+    poll(fds, 3, timeout);
+}
+
+/*
+ * A serving thread. It runs its daemon (MHD_run: every connection that is ready is read,
+ * handled and answered) and then waits for more work. Waiting is where the time goes on a
+ * busy server: a thread that sleeps in poll(2) has to be woken by the kernel when the next
+ * request arrives, and a wakeup (a context switch here, an inter-processor interrupt to wake
+ * a halted CPU for the sender, which on a virtual machine is an exit to the hypervisor) costs
+ * more than the request. So a thread that runs out of work first keeps looking for SRV_SPIN_NS,
+ * giving the CPU to any other runnable thread between looks (sched_yield), and only then
+ * sleeps: under load the next request is usually there before then, and an idle server spins
+ * SRV_SPIN_NS once per wakeup and sleeps.
+ */
+static void *serve_main(void *arg)
+{
+    srv_thread *t = arg;
+    this_thread = t;
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(t->daemon, MHD_DAEMON_INFO_EPOLL_FD);
+    struct pollfd fds[3] = {{.fd = info->epoll_fd, .events = POLLIN},
+                            {.fd = t->wake_fd, .events = POLLIN},
+                            {.fd = t->hup_fd, .events = POLLIN}};
+    while (!atomic_load(&t->h->quit)) {
+        if (fds[1].revents & POLLIN) take_handoff(t);
+        if (fds[2].revents & POLLIN) take_hangups(t);
+        MHD_run(t->daemon);
+        wait_for_work(t, fds);
+    }
+    return NULL;
+}
+
+/* Stops the serving threads (each finishes what it is running), then their daemons. */
+static void stop_threads(srv_http *h)
+{
+    atomic_store(&h->quit, true);
+    for (unsigned i = 0; i < h->nthreads; i++) {
+        srv_thread *t = &h->threads[i];
+        if (t->running) {
+            wake(t);
+            pthread_join(t->thread, NULL);
+            t->running = false;
+        }
+    }
+    for (unsigned i = 0; i < h->nthreads; i++) {
+        srv_thread *t = &h->threads[i];
+        for (unsigned j = 0; j < t->nhandoff; j++)
+            close(t->handoff[j].fd);
+        t->nhandoff = 0;
+        if (t->daemon) MHD_stop_daemon(t->daemon);
+        t->daemon = NULL;
+    }
+}
+
+static void free_threads(srv_http *h)
+{
+    for (unsigned i = 0; h->threads && i < h->nthreads; i++) {
+        srv_thread *t = &h->threads[i];
+        if (t->wake_fd >= 0) close(t->wake_fd);
+        if (t->hup_fd >= 0) close(t->hup_fd);
+        pthread_mutex_destroy(&t->mu);
+        free(t->handoff);
+    }
+    free(h->threads);
 }
 
 /* Undoes a start that failed after the writers' state was set up: stops what runs, frees h. */
 static kura_status start_failed(srv_http *h, kura_status s)
 {
     writers_stop(h);
-    stop_daemons(h);
+    stop_threads(h);
     writers_free(h);
+    free_threads(h);
     close(h->listen_fd);
-    free(h->daemons);
     free(h);
     return s;
+}
+
+/* Starts serving thread t: its eventfd, its daemon, the thread. */
+static kura_status start_thread(srv_http *h, srv_thread *t, unsigned share)
+{
+    const srv_config *cfg = h->cfg;
+    t->h = h;
+    if ((t->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0 ||
+        (t->hup_fd = epoll_create1(EPOLL_CLOEXEC)) < 0)
+        return kura_err(KURA_E_IO, "cannot start the HTTP threads: %s", strerror(errno));
+    unsigned flags = MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_TURBO | MHD_USE_NO_LISTEN_SOCKET |
+                     (cfg->sync_writers ? MHD_ALLOW_SUSPEND_RESUME : 0);
+    errno = 0;
+    t->daemon = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, h, MHD_OPTION_CONNECTION_LIMIT, share,
+        MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)SRV_CONNECTION_MEMORY, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+        MHD_OPTION_END);
+    if (!t->daemon) {
+        int err = errno;
+        return kura_err(KURA_E_IO, "cannot start the HTTP threads: %s",
+                        err ? strerror(err) : "libmicrohttpd failed to start");
+    }
+    int rc = pthread_create(&t->thread, NULL, serve_main, t);
+    if (rc != 0)
+        return kura_err(KURA_E_IO, "cannot start the HTTP threads: %s", strerror(rc));
+    t->running = true;
+    return KURA_OK;
 }
 
 kura_status srv_http_start(kura_db *db, const srv_config *cfg, srv_http **h_out)
@@ -503,7 +731,7 @@ kura_status srv_http_start(kura_db *db, const srv_config *cfg, srv_http **h_out)
     if (s != KURA_OK) return s;
     unsigned n = cfg->threads > 0 ? cfg->threads : 1;
     srv_http *h = calloc(1, sizeof *h);
-    if (!h || !(h->daemons = calloc(n, sizeof *h->daemons))) {
+    if (!h || !(h->threads = calloc(n, sizeof *h->threads))) {
         free(h);
         close(fd);
         return kura_err(KURA_E_NOMEM, "out of memory");
@@ -511,30 +739,21 @@ kura_status srv_http_start(kura_db *db, const srv_config *cfg, srv_http **h_out)
     h->db = db;
     h->cfg = cfg;
     h->listen_fd = fd;
-    h->ndaemons = n;
+    h->nthreads = n;
+    for (unsigned i = 0; i < n; i++) {
+        h->threads[i].wake_fd = h->threads[i].hup_fd = -1;
+        pthread_mutex_init(&h->threads[i].mu, NULL);
+    }
     atomic_init(&h->inflight, 0);
     atomic_init(&h->started, 0);
     atomic_init(&h->stopping, false);
+    atomic_init(&h->quit, false);
     s = writers_start(h, cfg->sync_writers);
     if (s != KURA_OK) return start_failed(h, s);
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC |
-                     MHD_USE_TURBO | MHD_USE_NO_LISTEN_SOCKET |
-                     (cfg->sync_writers ? MHD_ALLOW_SUSPEND_RESUME : 0);
     unsigned share = (cfg->max_connections + n - 1) / n;
-    for (unsigned i = 0; i < n; i++) {
-        errno = 0;
-        h->daemons[i] = MHD_start_daemon(
-            flags, 0, NULL, NULL, on_request, h, MHD_OPTION_CONNECTION_LIMIT, share,
-            MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-            (size_t)SRV_CONNECTION_MEMORY, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-            MHD_OPTION_END);
-        if (!h->daemons[i]) {
-            int err = errno;
-            return start_failed(h, kura_err(KURA_E_IO, "cannot start the HTTP threads: %s",
-                                            err ? strerror(err)
-                                                : "libmicrohttpd failed to start"));
-        }
-    }
+    for (unsigned i = 0; i < n && s == KURA_OK; i++)
+        s = start_thread(h, &h->threads[i], share);
+    if (s != KURA_OK) return start_failed(h, s);
     struct sockaddr_storage bound;
     socklen_t blen = sizeof bound;
     if (getsockname(fd, (struct sockaddr *)&bound, &blen) == 0)
@@ -567,7 +786,7 @@ void srv_http_stop(srv_http *h, uint32_t grace_ms)
     shutdown(h->listen_fd, SHUT_RDWR);
     pthread_join(h->acceptor, NULL);
     close(h->listen_fd);
-    /* Requests already executing finish inside MHD_stop_daemon() (it joins the threads);
+    /* Requests already executing finish before stop_threads() has joined their threads;
      * waiting here lets those still receiving their body complete and be answered. */
     for (uint32_t waited = 0; atomic_load(&h->inflight) > 0 && waited < grace_ms; waited += 2)
         usleep(2000);
@@ -578,8 +797,8 @@ void srv_http_stop(srv_http *h, uint32_t grace_ms)
     writers_stop(h);
     while (atomic_load(&h->writers.suspended) > 0)
         usleep(1000);
-    stop_daemons(h);
+    stop_threads(h);
     writers_free(h);
-    free(h->daemons);
+    free_threads(h);
     free(h);
 }

@@ -33,6 +33,7 @@
 
 #include <openssl/crypto.h>
 
+#include "api/jdoc.h"
 #include "server/server.h"
 
 #define EXIT_FAIL 1
@@ -234,6 +235,7 @@ static size_t rss_bytes(void)
 static bool release_when_idle(kura_db *db)
 {
     if (rss_bytes() <= IDLE_RSS_BYTES) return false;
+    jd_free_spares(); /* before the release, whose malloc_trim then returns their pages */
     if (kura_release_memory(db) != KURA_OK) {
         fprintf(stderr, "kura-server: releasing memory while idle: %s\n", kura_last_error());
         return false;

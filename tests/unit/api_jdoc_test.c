@@ -5,9 +5,11 @@
  * surrogates, UTF-8 that is not, numbers at the int64 and double limits, duplicates,
  * nesting); every accepted text must read back as jansson reads it (written by jw_json, both
  * compared after jansson sorts the keys). Then the tree functions: objects past the size
- * where the hash index starts, removal and setting again, deep copies, the depth limit.
+ * where the hash index starts, removal and setting again, deep copies, the depth limit, and
+ * the first chunks that documents on several threads pass on to each other.
  */
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,6 +247,64 @@ static void test_large_documents(void **state)
     kbuf_free(&text);
 }
 
+/* Documents made and freed on 4 threads at once, two alive per thread, so that first chunks
+ * go through the spare slots (jdoc.c) between threads: a chunk handed to two documents at once
+ * would show as one thread reading another's values (and under ASan as a use after free). */
+typedef struct spare_arg {
+    unsigned id;
+    unsigned bad;
+} spare_arg;
+
+static void *spare_worker(void *p)
+{
+    spare_arg *a = p;
+    for (unsigned i = 0; i < 3000; i++) {
+        char text[2][256];
+        jd_doc *d[2];
+        const jd_t *v[2];
+        for (int k = 0; k < 2; k++) {
+            /* every 7th document larger than its first chunk */
+            unsigned pad = i % 7 == 0 ? 200 : 0;
+            int n = snprintf(text[k], sizeof text[k], "{\"t\":%u,\"i\":%u,\"k\":%d,\"p\":\"%*s\"}",
+                             a->id, i, k, (int)pad, "");
+            d[k] = jd_doc_new();
+            char err[160];
+            v[k] = d[k] ? jd_parse(d[k], text[k], (size_t)n, 0, err, sizeof err) : NULL;
+            if (pad) /* more than the first chunk holds: many small pieces */
+                for (int j = 0; v[k] && j < 400; j++)
+                    if (!jd_stringn(d[k], "0123456789abcdef0123456789abcdef", 32)) a->bad++;
+        }
+        for (int k = 0; k < 2; k++) {
+            const jd_t *t = v[k] ? jd_object_get(v[k], "t") : NULL;
+            const jd_t *it = v[k] ? jd_object_get(v[k], "i") : NULL;
+            const jd_t *kk = v[k] ? jd_object_get(v[k], "k") : NULL;
+            if (!t || !it || !kk || t->u.i != (int64_t)a->id || it->u.i != (int64_t)i ||
+                kk->u.i != k)
+                a->bad++;
+            jd_doc_free(d[k]);
+        }
+    }
+    return NULL;
+}
+
+static void test_spare_chunks_across_threads(void **state)
+{
+    (void)state;
+    pthread_t th[4];
+    spare_arg args[4];
+    for (unsigned t = 0; t < 4; t++) {
+        args[t] = (spare_arg){t, 0};
+        assert_int_equal(pthread_create(&th[t], NULL, spare_worker, &args[t]), 0);
+    }
+    for (unsigned t = 0; t < 4; t++) {
+        assert_int_equal(pthread_join(th[t], NULL), 0);
+        assert_int_equal(args[t].bad, 0);
+    }
+    jd_free_spares();
+    jd_free_spares(); /* nothing left: a no-op */
+    assert_true(compare("{\"a\":[1,2,{\"b\":null}]}", 22, 0)); /* allocates again */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -254,6 +314,7 @@ int main(void)
         cmocka_unit_test(test_objects_of_every_size),
         cmocka_unit_test(test_depth_limit),
         cmocka_unit_test(test_large_documents),
+        cmocka_unit_test(test_spare_chunks_across_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
