@@ -71,6 +71,24 @@ static chunk *chunk_new(size_t cap)
  */
 #define SPARE_SLOTS 8
 static _Atomic(chunk *) spare[SPARE_SLOTS];
+
+/* Under AddressSanitizer a spare chunk's bytes are poisoned, so that a use of a freed
+ * document's memory is still reported although the memory was not freed. */
+#if defined(__SANITIZE_ADDRESS__)
+#define JD_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define JD_ASAN 1
+#endif
+#endif
+#ifdef JD_ASAN
+#include <sanitizer/asan_interface.h>
+#define SPARE_POISON(c) ASAN_POISON_MEMORY_REGION((c)->data, (c)->cap)
+#define SPARE_UNPOISON(c) ASAN_UNPOISON_MEMORY_REGION((c)->data, (c)->cap)
+#else
+#define SPARE_POISON(c) ((void)(c))
+#define SPARE_UNPOISON(c) ((void)(c))
+#endif
 static atomic_uint spare_threads;
 static _Thread_local unsigned spare_home = UINT_MAX; /* where this thread looks first */
 
@@ -87,8 +105,10 @@ static chunk *spare_take(void)
         _Atomic(chunk *) *slot = &spare[(h + i) % SPARE_SLOTS];
         chunk *c;
         if (atomic_load_explicit(slot, memory_order_relaxed) &&
-            (c = atomic_exchange_explicit(slot, NULL, memory_order_acquire)))
+            (c = atomic_exchange_explicit(slot, NULL, memory_order_acquire))) {
+            SPARE_UNPOISON(c);
             return c;
+        }
     }
     return NULL;
 }
@@ -96,6 +116,7 @@ static chunk *spare_take(void)
 static void spare_put(chunk *c)
 {
     unsigned h = spare_start();
+    SPARE_POISON(c);
     for (unsigned i = 0; i < SPARE_SLOTS; i++) {
         _Atomic(chunk *) *slot = &spare[(h + i) % SPARE_SLOTS];
         chunk *empty = NULL;
@@ -104,13 +125,17 @@ static void spare_put(chunk *c)
                                                     memory_order_relaxed))
             return;
     }
+    SPARE_UNPOISON(c);
     free(c);
 }
 
 void jd_free_spares(void)
 {
-    for (unsigned i = 0; i < SPARE_SLOTS; i++)
-        free(atomic_exchange(&spare[i], NULL));
+    for (unsigned i = 0; i < SPARE_SLOTS; i++) {
+        chunk *c = atomic_exchange(&spare[i], NULL);
+        if (c) SPARE_UNPOISON(c);
+        free(c);
+    }
 }
 
 jd_doc *jd_doc_new(void)
