@@ -118,6 +118,7 @@ typedef struct srv_handoff {
 struct srv_thread {
     srv_http *h;
     struct MHD_Daemon *daemon;
+    int epoll_fd;       /* the daemon's: readable when one of its connections is ready */
     pthread_t thread;
     bool running;
     int wake_fd;
@@ -633,8 +634,7 @@ static void *serve_main(void *arg)
 {
     srv_thread *t = arg;
     this_thread = t;
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(t->daemon, MHD_DAEMON_INFO_EPOLL_FD);
-    struct pollfd fds[3] = {{.fd = info->epoll_fd, .events = POLLIN},
+    struct pollfd fds[3] = {{.fd = t->epoll_fd, .events = POLLIN},
                             {.fd = t->wake_fd, .events = POLLIN},
                             {.fd = t->hup_fd, .events = POLLIN}};
     while (!atomic_load(&t->h->quit)) {
@@ -713,6 +713,10 @@ static kura_status start_thread(srv_http *h, srv_thread *t, unsigned share)
         return kura_err(KURA_E_IO, "cannot start the HTTP threads: %s",
                         err ? strerror(err) : "libmicrohttpd failed to start");
     }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(t->daemon, MHD_DAEMON_INFO_EPOLL_FD);
+    if (!info || info->epoll_fd < 0)
+        return kura_err(KURA_E_IO, "cannot start the HTTP threads: libmicrohttpd has no epoll");
+    t->epoll_fd = info->epoll_fd;
     int rc = pthread_create(&t->thread, NULL, serve_main, t);
     if (rc != 0)
         return kura_err(KURA_E_IO, "cannot start the HTTP threads: %s", strerror(rc));
