@@ -79,7 +79,6 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "server/reqid.h"
@@ -87,6 +86,7 @@
 #include "util/buf.h"
 #include "util/pool.h"
 #include "util/status.h"
+#include "util/thread.h"
 
 #define TARGET_PREFIX "DynamoDB_20120810."
 
@@ -506,13 +506,6 @@ static kura_status listen_on(const srv_config *cfg, const struct addrinfo *ai, i
  * (see serve_main). */
 #define SRV_SPIN_NS 20000ull
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Wakes thread t out of its wait (wait_for_work) or makes it not sleep at its next one. */
 static void wake(srv_thread *t)
 {
@@ -609,7 +602,7 @@ static void wait_for_work(srv_thread *t, struct pollfd fds[3])
     uint64_t deadline = 0;
     while (timeout != 0) {
         if (poll(fds, 3, 0) != 0) return;
-        uint64_t now = now_ns();
+        uint64_t now = know_ns();
         if (!deadline)
             deadline = now + SRV_SPIN_NS;
         else if (now >= deadline)
