@@ -1,7 +1,13 @@
 /*
- * thread.c - condition variables on the monotonic clock, thread start.
+ * thread.c - condition variables on the monotonic clock, thread start, the scheduler's slice.
  */
 #include "util/thread.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 void kcond_init(kcond *c)
 {
@@ -25,4 +31,33 @@ bool kcond_timedwait(kcond *c, kmutex *m, uint64_t timeout_ns)
 bool kthread_start(kthread *t, void *(*fn)(void *), void *arg)
 {
     return pthread_create(t, NULL, fn, arg) == 0;
+}
+
+/* struct sched_attr as sched_setattr(2) takes it (its first version, 48 bytes). glibc has no
+ * wrapper, and <linux/sched/types.h> clashes with <sched.h> over struct sched_param. */
+struct slice_attr {
+    uint32_t size;
+    uint32_t sched_policy;
+    uint64_t sched_flags;
+    int32_t sched_nice;
+    uint32_t sched_priority;
+    uint64_t sched_runtime; /* for SCHED_OTHER and SCHED_BATCH: the slice, in ns */
+    uint64_t sched_deadline;
+    uint64_t sched_period;
+};
+
+bool kthread_set_slice(uint64_t slice_ns)
+{
+    pid_t tid = gettid();
+    errno = 0;
+    int nice = getpriority(PRIO_PROCESS, (id_t)tid); /* -1 is also a valid nice value */
+    if (nice == -1 && errno != 0) return false;
+    struct slice_attr attr = {
+        .size = sizeof attr,
+        .sched_policy = (uint32_t)sched_getscheduler(tid),
+        .sched_nice = nice,
+        .sched_runtime = slice_ns,
+    };
+    if (attr.sched_policy != SCHED_OTHER && attr.sched_policy != SCHED_BATCH) return false;
+    return syscall(SYS_sched_setattr, tid, &attr, 0u) == 0;
 }

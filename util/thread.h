@@ -67,4 +67,13 @@ static inline void kthread_join(kthread t)
     pthread_join(t, NULL);
 }
 
+/* Asks the scheduler to give the calling thread time slices of slice_ns (Linux's EEVDF
+ * scheduler, 6.6 and later, honours a custom slice from 6.12; it clamps it to 0.1-100 ms).
+ * Under EEVDF a shorter slice means an earlier virtual deadline: when such a thread wakes, it
+ * is run ahead of (and may preempt) threads on the default slice, without a higher priority
+ * or any privilege; its share of the CPU stays what its nice value gives it. The thread's
+ * policy and nice value are kept. Returns false if the kernel refused (older kernels accept
+ * the call and ignore the slice); the thread then runs as before. */
+bool kthread_set_slice(uint64_t slice_ns);
+
 #endif
