@@ -156,6 +156,9 @@ kura_status kura_open(const char *dir, const kura_options *opts, kura_db **db_ou
     kcond_init(&db->syncer_cv);
     kmutex_init(&db->tables_mu);
     kcond_init(&db->tables_cv);
+    atomic_init(&db->counts_stop, false);
+    db->count_sync_items = 10000;
+    db->count_sync_bytes = 16u << 20;
     lsm_shared_init(&db->sh);
     db->sh.io = db->io;
     char path[4096];
@@ -201,6 +204,7 @@ kura_status kura_close(kura_db *db)
     kmutex_unlock(&db->mu);
     if (db->syncer_started)
         kthread_join(db->syncer);
+    table_counts_stop(db); /* before the trees they read close */
     kura_status first = KURA_OK;
     for (size_t i = 0; i < db->ntrees; i++) {
         kura_tree *t = db->trees[i];

@@ -8,8 +8,11 @@
 #ifndef KURA_ENGINE_DB_INT_H
 #define KURA_ENGINE_DB_INT_H
 
+#include <stdatomic.h>
+
 #include "kura.h"
 #include "engine/lsm/lsm.h"
+#include "util/pool.h"
 #include "util/thread.h"
 
 struct kura_tree {
@@ -40,6 +43,15 @@ struct kura_db {
     size_t ntables, tables_cap;
     kura_tree *sys;
     uint64_t next_table_id;
+
+    /* DescribeTable's background counts (engine/table_count.c): their thread (a pool of one,
+     * made on first use), how many are queued or running (under tables_mu; tables_cv is
+     * signalled when one ends), the stop kura_close gives them (polled by the counts), and
+     * the size up to which a table is counted in the request instead. */
+    kpool *count_pool;
+    unsigned counts_running;
+    atomic_bool counts_stop;
+    uint64_t count_sync_items, count_sync_bytes;
 
     kthread syncer;
     bool syncer_started;

@@ -1,7 +1,7 @@
 /*
  * table.c - the tables of a database at run time: loading their definitions at open, pinning
  * them for an operation, the per-item stripe locks, reading and writing items, and
- * DescribeTable's description with its exact ItemCount and TableSizeBytes.
+ * DescribeTable's description (its ItemCount and TableSizeBytes: table_count.c).
  *
  * Definitions are created, changed and removed by table_ddl.c; their encoding is
  * docs/format/catalog.md ("Tables"). See engine/table.h for the lifetime rules.
@@ -145,53 +145,6 @@ kura_status table_write(kura_table *t, const uint8_t *skey, size_t len, const ku
     return s;
 }
 
-/* Counts the items and their DynamoDB sizes with one pass over the tree, unless no write was
- * counted since the last pass. A write racing with the pass may or may not be in the count;
- * `writes` is sampled before the pass, so such a write makes the next describe count again. */
-static kura_status table_count(kura_table *t, uint64_t *items_out, uint64_t *bytes_out)
-{
-    kmutex_lock(&t->count_mu);
-    uint64_t w = atomic_load_explicit(&t->writes, memory_order_relaxed);
-    kura_status s = KURA_OK;
-    if (!t->counted || w != t->counted_writes) {
-        kura_iter *it = NULL;
-        uint64_t items = 0, bytes = 0;
-        kura_read_options ro;
-        kura_read_options_init(&ro);
-        ro.fill_cache = false;
-        s = kura_iter_new(t->tree, &ro, &it);
-        if (s == KURA_OK) {
-            for (kura_iter_seek_first(it); kura_iter_valid(it) && s == KURA_OK;
-                 kura_iter_next(it)) {
-                size_t vlen;
-                const void *v = kura_iter_value(it, &vlen);
-                kura_value item = {0};
-                s = val_decode(v, vlen, &item);
-                if (s == KURA_OK) {
-                    items++;
-                    bytes += val_item_size(&item);
-                }
-                val_clear(&item);
-            }
-            if (s == KURA_OK)
-                s = kura_iter_status(it);
-            kura_iter_free(it);
-        }
-        if (s == KURA_OK) {
-            t->item_count = items;
-            t->size_bytes = bytes;
-            t->counted_writes = w;
-            t->counted = true;
-        }
-    }
-    if (s == KURA_OK) {
-        *items_out = t->item_count;
-        *bytes_out = t->size_bytes;
-    }
-    kmutex_unlock(&t->count_mu);
-    return s;
-}
-
 kura_status table_describe(kura_db *db, kura_table *t, kura_table_description *d)
 {
     kura_table_description out = {0};
@@ -298,6 +251,7 @@ kura_table *table_new(void)
         kmutex_init(&t->item_locks[i]);
     kmutex_init(&t->count_mu);
     atomic_init(&t->writes, 0);
+    atomic_init(&t->dropped, false);
     return t;
 }
 

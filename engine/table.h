@@ -49,11 +49,17 @@ typedef struct kura_table {
     int refs;                    /* pins, under db->tables_mu */
     kmutex item_locks[TABLE_LOCK_STRIPES];
 
-    /* DescribeTable's ItemCount/TableSizeBytes: recounted when `writes` moved on */
+    /* DescribeTable's ItemCount/TableSizeBytes (engine/table_count.c): the last count and
+     * the write counter it saw; the rest under count_mu. `dropped`: DeleteTable unlinked the
+     * table, a background count gives up. */
     atomic_uint_fast64_t writes;
     kmutex count_mu;
     uint64_t counted_writes, item_count, size_bytes;
     bool counted;
+    bool count_failed;         /* the last background count failed: count in the request */
+    bool recounting;           /* a background count is queued or running */
+    uint64_t recount_after_ns; /* no background count starts before this (know_ns) */
+    atomic_bool dropped;
 } kura_table;
 
 /* Pins the table called `name`. KURA_E_RESOURCE_NOT_FOUND ("Requested resource not found")
@@ -79,6 +85,11 @@ kura_status table_write(kura_table *t, const uint8_t *skey, size_t len, const ku
 
 /* Fills desc_out from the table's definition and counts (engine/table.c). */
 kura_status table_describe(kura_db *db, kura_table *t, kura_table_description *desc_out);
+
+/* DescribeTable's ItemCount and TableSizeBytes (engine/table_count.c). */
+kura_status table_count(kura_table *t, uint64_t *items_out, uint64_t *bytes_out);
+/* Stops the background counts and waits for them (kura_close, before the trees close). */
+void table_counts_stop(kura_db *db);
 
 /* Opens the table catalog at kura_open (after the trees are loaded) / frees it at close. */
 kura_status tables_load(kura_db *db);

@@ -293,6 +293,7 @@ kura_status kura_delete_table(kura_db *db, const char *table_name,
                      "Requested resource not found: Table: %s not found", table_name);
     } else if ((s = def_write(db, t, true)) == KURA_OK) {
         table_list_remove_locked(db, t);
+        atomic_store(&t->dropped, true); /* a background count gives up */
         t->refs--;
         while (t->refs > 0)
             kcond_wait(&db->tables_cv, &db->tables_mu);
