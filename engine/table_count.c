@@ -144,15 +144,16 @@ kura_status table_count(kura_table *t, uint64_t *items_out, uint64_t *bytes_out)
     kura_db *db = t->tree->db;
     kmutex_lock(&t->count_mu);
     uint64_t w = atomic_load_explicit(&t->writes, memory_order_relaxed);
-    bool first = !t->counted || t->count_failed;
-    bool stale = first || w != t->counted_writes;
+    /* never counted since open, or the last background count failed: a full pass, here */
+    bool full = !t->counted || t->count_failed;
+    bool stale = full || w != t->counted_writes;
     bool small = t->item_count <= db->count_sync_items && t->size_bytes <= db->count_sync_bytes;
-    bool recount = stale && !first && !small;
+    bool recount = stale && !full && !small;
     kura_status s = KURA_OK;
-    if (stale && (first || (small && !t->recounting))) {
+    if (stale && (full || (small && !t->recounting))) {
         uint64_t items, bytes;
         bool gave_up;
-        s = count_pass(t, first ? PASS_ALL : PASS_SMALL, &items, &bytes, &gave_up);
+        s = count_pass(t, full ? PASS_ALL : PASS_SMALL, &items, &bytes, &gave_up);
         if (s == KURA_OK && !gave_up) {
             t->item_count = items;
             t->size_bytes = bytes;

@@ -5,7 +5,6 @@
  */
 #include "testutil.h"
 
-#include <errno.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,19 +40,29 @@ static bool kernel_at_least(int major, int minor)
 }
 
 typedef struct outcome {
-    bool set;
+    bool reniced, set;
     int nice_after;
     int policy_after;
     uint64_t slice_after;
 } outcome;
 
-/* Runs in a thread of its own, so the test's main thread keeps its nice value. */
-static void *set_in_thread(void *arg)
+/* Runs fn in a thread of its own (so the test's main thread keeps its nice value and slice)
+ * and returns what it recorded. */
+static outcome run_in_thread(void *(*fn)(void *))
+{
+    outcome o = {0};
+    kthread t;
+    assert_true(kthread_start(&t, fn, &o));
+    kthread_join(t);
+    return o;
+}
+
+static void *set_reniced(void *arg)
 {
     outcome *o = arg;
-    setpriority(PRIO_PROCESS, (id_t)gettid(), 5); /* raising one's nice needs no privilege */
+    /* raising one's nice value needs no privilege */
+    o->reniced = setpriority(PRIO_PROCESS, (id_t)gettid(), 5) == 0;
     o->set = kthread_set_slice(300000);
-    errno = 0;
     o->nice_after = getpriority(PRIO_PROCESS, (id_t)gettid());
     o->policy_after = sched_getscheduler(0);
     o->slice_after = shown_slice();
@@ -63,10 +72,8 @@ static void *set_in_thread(void *arg)
 static void test_set_slice_keeps_nice_and_policy(void **state)
 {
     (void)state;
-    outcome o = {0};
-    kthread t;
-    assert_true(kthread_start(&t, set_in_thread, &o));
-    kthread_join(t);
+    outcome o = run_in_thread(set_reniced);
+    assert_true(o.reniced);
     assert_true(o.set);
     assert_int_equal(o.nice_after, 5);
     assert_int_equal(o.policy_after, SCHED_OTHER);
@@ -85,10 +92,7 @@ static void *set_twice(void *arg)
 static void test_set_slice_again_replaces_it(void **state)
 {
     (void)state;
-    outcome o = {0};
-    kthread t;
-    assert_true(kthread_start(&t, set_twice, &o));
-    kthread_join(t);
+    outcome o = run_in_thread(set_twice);
     assert_true(o.set);
     if (kernel_at_least(6, 12)) assert_int_equal(o.slice_after, 2000000);
 }
