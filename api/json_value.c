@@ -31,6 +31,12 @@
 
 /* ---- Decoding ------------------------------------------------------------------------------ */
 
+/* The deepest attribute value decoded as written (attributes are depth 1); DynamoDB allows
+ * containers down to depth 31 (engine/model/validate.c). */
+#define JV_MAX_DEPTH (VAL_MAX_DEPTH + 1)
+
+static kura_status jv_decode_at(const jd_t *v, kura_value *dst, int depth);
+
 static kura_status decode_num(const jd_t *s, kura_num *out)
 {
     if (jd_string_length(s) == 0)
@@ -123,7 +129,7 @@ static kura_status decode_set(const jd_t *arr, kura_type type, kura_value *dst)
     return st == KURA_E_NOMEM ? API_NOMEM() : st;
 }
 
-static kura_status decode_map_into(const jd_t *obj, kura_value *dst)
+static kura_status decode_map_into(const jd_t *obj, kura_value *dst, int depth)
 {
     val_init_container(dst, KURA_M);
     const char *key;
@@ -133,7 +139,7 @@ static kura_status decode_map_into(const jd_t *obj, kura_value *dst)
     jd_object_keylen_foreach((jd_t *)obj, key, key_len, val)
     {
         kura_value m = {0};
-        st = jv_decode(val, &m);
+        st = jv_decode_at(val, &m, depth + 1);
         if (st == KURA_OK && val_map_put(dst, key, key_len, &m) != KURA_OK) st = API_NOMEM();
         if (st != KURA_OK) break;
     }
@@ -141,13 +147,13 @@ static kura_status decode_map_into(const jd_t *obj, kura_value *dst)
     return st;
 }
 
-static kura_status decode_list(const jd_t *arr, kura_value *dst)
+static kura_status decode_list(const jd_t *arr, kura_value *dst, int depth)
 {
     val_init_container(dst, KURA_L);
     kura_status st = KURA_OK;
     for (size_t i = 0; st == KURA_OK && i < jd_array_size(arr); i++) {
         kura_value m = {0};
-        st = jv_decode(jd_array_get(arr, i), &m);
+        st = jv_decode_at(jd_array_get(arr, i), &m, depth + 1);
         if (st == KURA_OK && val_list_push(dst, &m) != KURA_OK) st = API_NOMEM();
     }
     if (st != KURA_OK) val_clear(dst);
@@ -155,7 +161,7 @@ static kura_status decode_list(const jd_t *arr, kura_value *dst)
 }
 
 /* One datatype member ("S": ...) of an attribute value. */
-static kura_status decode_member(const char *type, const jd_t *v, kura_value *dst)
+static kura_status decode_member(const char *type, const jd_t *v, kura_value *dst, int depth)
 {
     kura_status st;
     if (strcmp(type, "S") == 0) {
@@ -179,8 +185,16 @@ static kura_status decode_member(const char *type, const jd_t *v, kura_value *ds
         val_set_null(dst);
         return KURA_OK;
     }
-    if (strcmp(type, "M") == 0) return decode_map_into(v, dst);
-    if (strcmp(type, "L") == 0) return decode_list(v, dst);
+    if ((strcmp(type, "M") == 0 || strcmp(type, "L") == 0) && depth > JV_MAX_DEPTH) {
+        /* Past any depth an item may have: an empty container stands for the rest, so that
+         * validation refuses the value as too deeply nested (with the message of its
+         * context) without this recursion going on to the JSON's own limit, 1,024 levels,
+         * off the end of a serving thread's stack (api_stack_test). */
+        val_init_container(dst, type[0] == 'M' ? KURA_M : KURA_L);
+        return KURA_OK;
+    }
+    if (strcmp(type, "M") == 0) return decode_map_into(v, dst, depth);
+    if (strcmp(type, "L") == 0) return decode_list(v, dst, depth);
     return decode_set(v,
                       strcmp(type, "SS") == 0   ? KURA_SS
                       : strcmp(type, "NS") == 0 ? KURA_NS
@@ -188,7 +202,7 @@ static kura_status decode_member(const char *type, const jd_t *v, kura_value *ds
                       dst);
 }
 
-kura_status jv_decode(const jd_t *v, kura_value *dst)
+static kura_status jv_decode_at(const jd_t *v, kura_value *dst, int depth)
 {
     if (!jd_is_object(v) || jd_object_size(v) == 0) return api_err(KURA_E_INVALID, MSG_EMPTY);
     const char *type;
@@ -197,7 +211,7 @@ kura_status jv_decode(const jd_t *v, kura_value *dst)
     jd_object_foreach((jd_t *)v, type, member)
     {
         kura_value tmp = {0};
-        kura_status st = decode_member(type, member, n == 0 ? dst : &tmp);
+        kura_status st = decode_member(type, member, n == 0 ? dst : &tmp, depth);
         val_clear(&tmp);
         if (st != KURA_OK) {
             if (n > 0) val_clear(dst);
@@ -212,12 +226,17 @@ kura_status jv_decode(const jd_t *v, kura_value *dst)
     return KURA_OK;
 }
 
+kura_status jv_decode(const jd_t *v, kura_value *dst)
+{
+    return jv_decode_at(v, dst, 1);
+}
+
 kura_status jv_decode_map(const jd_t *obj, kura_value **out)
 {
     kura_value *m = kura_value_map();
     if (!m) return API_NOMEM();
     val_clear(m);
-    kura_status st = decode_map_into(obj, m);
+    kura_status st = decode_map_into(obj, m, 0);
     if (st != KURA_OK) {
         kura_value_free(m);
         return st;

@@ -171,10 +171,17 @@ static kura_status check_blob(const jd_t *v)
     return ok || n == 0 ? KURA_OK : ser("%s", "Invalid last non-pad Base64 character dectected");
 }
 
-static kura_status check_value(jd_t *v, const api_field *f, jd_t **repl);
+static kura_status check_value(jd_t *v, const api_field *f, jd_t **repl, int depth);
 
 /* The largest field table (Query's has 17 members). */
 #define MAX_FIELDS 32
+/* How deep the type check goes (values within values). A request's own structure is at most
+ * ~10 levels deep and an attribute value adds two per level of maps or lists, so this reaches
+ * past DynamoDB's 32 levels; deeper parts are not type-checked, because the value is refused
+ * as too deeply nested anyway ("Nesting Levels have exceeded supported limits"). The bound
+ * keeps the recursion off the end of a serving thread's stack: a body may nest 2,048 JSON
+ * levels (api_stack_test). */
+#define CHECK_MAX_DEPTH 96
 
 /* The position of member `key` in `fields`, or -1 when it is not one of them. */
 static int field_index(const api_field *fields, const char *key, size_t key_len)
@@ -187,7 +194,7 @@ static int field_index(const api_field *fields, const char *key, size_t key_len)
 }
 
 /* Removes unknown and null members, then checks the known ones in table order. */
-static kura_status check_struct(jd_t *obj, const api_field *fields)
+static kura_status check_struct(jd_t *obj, const api_field *fields, int depth)
 {
     jd_t *present[MAX_FIELDS];
     int nfields = 0;
@@ -211,7 +218,7 @@ static kura_status check_struct(jd_t *obj, const api_field *fields)
     for (int i = 0; i < nfields; i++) {
         jd_t *repl = NULL;
         if (!present[i]) continue;
-        kura_status s = check_value(present[i], &fields[i], &repl);
+        kura_status s = check_value(present[i], &fields[i], &repl, depth + 1);
         if (s != KURA_OK) return s;
         if (repl && jd_object_set(obj, fields[i].name, repl) != 0)
             return api_err(KURA_E_NOMEM, "out of memory");
@@ -219,12 +226,12 @@ static kura_status check_struct(jd_t *obj, const api_field *fields)
     return KURA_OK;
 }
 
-static kura_status check_elements(jd_t *v, const api_field *elem)
+static kura_status check_elements(jd_t *v, const api_field *elem, int depth)
 {
     if (jd_is_array(v)) {
         for (size_t i = 0; i < jd_array_size(v); i++) {
             jd_t *repl = NULL;
-            kura_status s = check_value(jd_array_get(v, i), elem, &repl);
+            kura_status s = check_value(jd_array_get(v, i), elem, &repl, depth + 1);
             if (s != KURA_OK) return s;
             if (repl && jd_array_set(v, i, repl) != 0)
                 return api_err(KURA_E_NOMEM, "out of memory");
@@ -237,7 +244,7 @@ static kura_status check_elements(jd_t *v, const api_field *elem)
     jd_object_keylen_foreach(v, key, key_len, val)
     {
         jd_t *repl = NULL;
-        kura_status s = check_value(val, elem, &repl);
+        kura_status s = check_value(val, elem, &repl, depth + 1);
         if (s != KURA_OK) return s;
         if (repl && jd_object_setn(v, key, key_len, repl) != 0)
             return api_err(KURA_E_NOMEM, "out of memory");
@@ -245,8 +252,10 @@ static kura_status check_elements(jd_t *v, const api_field *elem)
     return KURA_OK;
 }
 
-static kura_status check_value(jd_t *v, const api_field *f, jd_t **repl)
+static kura_status check_value(jd_t *v, const api_field *f, jd_t **repl, int depth)
 {
+    if (depth > CHECK_MAX_DEPTH)
+        return KURA_OK; /* a value this deep is refused later, as too deeply nested */
     bool scalar = jd_is_string(v) || jd_is_number(v) || jd_is_boolean(v);
     if (jd_is_null(v)) return KURA_OK;
     switch (f->type) {
@@ -264,7 +273,7 @@ static kura_status check_value(jd_t *v, const api_field *f, jd_t **repl)
     case AT_PLIST:
         if (scalar) return ser("%s", f->type == AT_LIST ? "Unexpected field type" : MSG_PARAM_TYPE);
         if (jd_is_object(v)) return ser("%s", MSG_START_OF_STRUCT);
-        return check_elements(v, f->elem);
+        return check_elements(v, f->elem, depth);
     case AT_MAP:
     case AT_PMAP:
         if (scalar) return ser("%s", f->type == AT_MAP ? "Unexpected field type" : MSG_PARAM_TYPE);
@@ -274,7 +283,7 @@ static kura_status check_value(jd_t *v, const api_field *f, jd_t **repl)
                            "Unrecognized collection type java.util.Map<java.lang.String, %s%s>",
                            strchr(sub, '.') ? "" : MODEL_PREFIX, sub);
         }
-        return check_elements(v, f->elem);
+        return check_elements(v, f->elem, depth);
     case AT_VSTRUCT:
     case AT_FSTRUCT:
         if (scalar)
@@ -282,20 +291,20 @@ static kura_status check_value(jd_t *v, const api_field *f, jd_t **repl)
                                                    : "Unexpected field type");
         if (jd_is_array(v))
             return ser("Unrecognized collection type class " MODEL_PREFIX "%s", f->subtype);
-        return check_struct(v, f->fields);
+        return check_struct(v, f->fields, depth);
     }
     return KURA_OK;
 }
 
 kura_status api_check_types(jd_t *req, const api_field *fields)
 {
-    return check_struct(req, fields);
+    return check_struct(req, fields, 0);
 }
 
 kura_status api_check_value(jd_t **slot, const api_field *f)
 {
     jd_t *repl = NULL;
-    kura_status s = check_value(*slot, f, &repl);
+    kura_status s = check_value(*slot, f, &repl, 0);
     if (s == KURA_OK && repl) *slot = repl;
     return s;
 }

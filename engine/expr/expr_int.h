@@ -72,7 +72,7 @@ static inline expr_pnode *expr_pn(const expr_node *n)
 }
 
 /* Memoised rules. */
-enum { EXPR_R_OR, EXPR_R_AND, EXPR_R_NOT, EXPR_R_COND, EXPR_R_OPERAND, EXPR_R_SETVAL, EXPR_R_TERM, EXPR_NRULES };
+enum { EXPR_R_OR, EXPR_R_NOT, EXPR_R_COND, EXPR_R_OPERAND, EXPR_R_SETVAL, EXPR_R_TERM, EXPR_NRULES };
 
 typedef struct expr_memo {
     expr_pnode *node; /* result; NULL with done = failure */
@@ -90,7 +90,6 @@ typedef struct expr_parser {
     uint32_t pos;    /* current token */
     uint32_t maxfail; /* furthest token at which a token match failed */
     expr_memo *memo[EXPR_NRULES]; /* malloc'ed, ntok entries each; freed by expr_parser_done */
-    uint32_t depth;  /* memoised rules being run */
     bool nomem;
 } expr_parser;
 
@@ -142,7 +141,6 @@ expr_pnode *expr_rule(expr_parser *p, int rule);
 expr_pnode *expr_parse_all(expr_parser *p, int rule);
 /* The rules themselves (parse.c: conditions, parse_update.c: SET values). */
 expr_pnode *expr_rule_or(expr_parser *p);
-expr_pnode *expr_rule_and(expr_parser *p);
 expr_pnode *expr_rule_not(expr_parser *p);
 expr_pnode *expr_rule_cond(expr_parser *p);
 expr_pnode *expr_rule_operand(expr_parser *p);

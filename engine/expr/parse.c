@@ -6,9 +6,9 @@
  * KeyConditionExpression, ConditionExpression and FilterExpression (expr_int.h describes how
  * a parse works; paths and function calls are in parse_path.c). The grammar, as DynamoDB accepts it:
  *
- *   or       := and (OR or)?
+ *   or       := and (OR or)?                  (one loop, see expr_rule_or)
  *   and      := not (AND and)?
- *   not      := NOT not | cond | '(' or ')'
+ *   not      := NOT not | cond | '(' or ')'   (NOT not: a loop)
  *   cond     := operand cmp operand | operand BETWEEN operand AND operand
  *             | operand IN '(' operand (',' operand)* ')' | call
  *   operand  := '(' operand ')' | call | :value | path
@@ -29,10 +29,15 @@
 
 #include "engine/expr/expr_int.h"
 
-/* Bounds the recursion of memoised rules. 4 KB of text nests at most ~2048 parentheses deep,
- * about 4 rules per level, so this is never reached by an expression of legal size; it is a
- * guard on the stack (~1 MB at this depth in an ASan build), not a DynamoDB limit. */
-#define EXPR_MAX_RULE_DEPTH 10000
+/* The deepest nesting of parentheses the parser takes on. Only parentheses nest its calls
+ * (chains of AND, OR and NOT are loops), four calls per level, so this bounds its stack: the
+ * deepest input it parses needs 96-128 KiB in a Release build and 160-192 KiB with ASan
+ * (gcc -O0), measured with expr_stack_test, which runs it on a 256 KiB stack. DynamoDB itself parses to the 4 KB size
+ * limit (~2,000 levels), but no expression it accepts nests deeper than ~302 levels: every
+ * level past the second must hold an operator (or it has redundant parentheses) and an
+ * expression may hold 300 operators. Deeper input gets the error DynamoDB would most likely
+ * give (expr_too_deep). */
+#define EXPR_MAX_NESTING 400
 
 static const char *const expr_type_names[] = {
     [EXPR_KEY_CONDITION] = "KeyConditionExpression",
@@ -50,6 +55,66 @@ kura_status expr_fail(const expr_parser *p, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     return kura_err(KURA_E_INVALID, "Invalid %s: %s", expr_type_names[p->type], msg);
+}
+
+/* Index of the ')' that closes the '(' at token i, or ntok if none does. */
+static uint32_t expr_match_paren(const expr_parser *p, uint32_t i)
+{
+    uint32_t depth = 0;
+    for (uint32_t j = i; j < p->ntok; j++) {
+        if (p->toks[j].kind == EXPR_TOK_LPAREN)
+            depth++;
+        else if (p->toks[j].kind == EXPR_TOK_RPAREN && --depth == 0)
+            return j;
+    }
+    return p->ntok;
+}
+
+/* The error for input nested deeper than EXPR_MAX_NESTING, which is never parsed. Such input
+ * has redundant parentheses or more than 300 operators (or a syntax error), and DynamoDB
+ * reports those in that order; both are found here from the tokens alone: "((x))" where the
+ * outer pair is not a function call's, and the operator tokens (comparators, AND, OR, NOT,
+ * BETWEEN, IN, + and -, calls). DynamoDB stops counting operators at 301 and says so. What is
+ * neither is reported as a syntax error at the first '(' past the limit. */
+static kura_status expr_too_deep(expr_parser *p, uint32_t deepest)
+{
+    for (uint32_t i = 0; i + 1 < p->ntok; i++) {
+        const expr_tok *t = p->toks;
+        if (t[i].kind != EXPR_TOK_LPAREN || t[i + 1].kind != EXPR_TOK_LPAREN ||
+            (i > 0 && t[i - 1].kind == EXPR_TOK_IDENT && !expr_is_keyword(p, i - 1)))
+            continue;
+        uint32_t inner = expr_match_paren(p, i + 1);
+        if (inner < p->ntok && t[inner + 1].kind == EXPR_TOK_RPAREN)
+            return expr_fail(p, "The expression has redundant parentheses;");
+    }
+    uint32_t ops = 0;
+    for (uint32_t i = 0; i < p->ntok; i++) {
+        const expr_tok *t = &p->toks[i];
+        if ((t->kind >= EXPR_TOK_EQ && t->kind <= EXPR_TOK_MINUS) ||
+            (t->kind == EXPR_TOK_IDENT && p->toks[i + 1].kind == EXPR_TOK_LPAREN &&
+             !expr_is_keyword(p, i)) ||
+            expr_is_kw(p, i, "AND") || expr_is_kw(p, i, "OR") || expr_is_kw(p, i, "NOT") ||
+            expr_is_kw(p, i, "BETWEEN") || expr_is_kw(p, i, "IN"))
+            ops++;
+    }
+    if (p->type != EXPR_UPDATE && ops > EXPR_MAX_OPERATORS)
+        return expr_fail(p, "The expression contains too many operators; operator count: %u",
+                         EXPR_MAX_OPERATORS + 1);
+    p->maxfail = deepest;
+    return expr_syntax_error(p);
+}
+
+/* Refuses input nested deeper than EXPR_MAX_NESTING before any rule runs. */
+static kura_status expr_check_nesting(expr_parser *p)
+{
+    uint32_t depth = 0;
+    for (uint32_t i = 0; i < p->ntok; i++) {
+        if (p->toks[i].kind == EXPR_TOK_LPAREN && ++depth > EXPR_MAX_NESTING)
+            return expr_too_deep(p, i);
+        if (p->toks[i].kind == EXPR_TOK_RPAREN && depth > 0)
+            depth--;
+    }
+    return KURA_OK;
 }
 
 kura_status expr_parser_init(expr_parser *p, expr_ctx *ctx, expr_type type, const char *s)
@@ -75,6 +140,8 @@ kura_status expr_parser_init(expr_parser *p, expr_ctx *ctx, expr_type type, cons
     p->src = copy;
     if (!(p->toks = expr_lex(ctx->arena, copy, p->len, &p->ntok)))
         return kura_err(KURA_E_NOMEM, "out of memory parsing an expression");
+    if (type != EXPR_PROJECTION) /* projections have no parentheses: '(' is a syntax error */
+        return expr_check_nesting(p);
     return KURA_OK;
 }
 
@@ -179,7 +246,7 @@ expr_pnode *expr_node_paren(expr_parser *p, const expr_pnode *n)
 }
 
 static expr_pnode *(*const expr_rule_fns[EXPR_NRULES])(expr_parser *) = {
-    [EXPR_R_OR] = expr_rule_or,           [EXPR_R_AND] = expr_rule_and,
+    [EXPR_R_OR] = expr_rule_or,
     [EXPR_R_NOT] = expr_rule_not,
     [EXPR_R_COND] = expr_rule_cond,       [EXPR_R_OPERAND] = expr_rule_operand,
     [EXPR_R_SETVAL] = expr_rule_setval,   [EXPR_R_TERM] = expr_rule_term,
@@ -200,13 +267,8 @@ expr_pnode *expr_rule(expr_parser *p, int rule)
         return m->node;
     }
     expr_pnode *n = NULL;
-    if (p->depth < EXPR_MAX_RULE_DEPTH && !p->nomem) {
-        p->depth++;
+    if (!p->nomem)
         n = expr_rule_fns[rule](p);
-        p->depth--;
-    } else {
-        expr_note_fail(p);
-    }
     if (!n)
         p->pos = at;
     m = &p->memo[rule][at];
@@ -230,57 +292,97 @@ static expr_pnode *expr_node2(expr_parser *p, expr_op op, uint32_t tok, expr_pno
     return n;
 }
 
-/* x KW rule: the right-recursive shape of `or` and `and`. */
-static expr_pnode *expr_rule_binary(expr_parser *p, int left_rule, const char *kw,
-                                    int right_rule, expr_op op)
-{
-    expr_pnode *l = expr_rule(p, left_rule);
-    if (!l)
-        return NULL;
-    uint32_t save = p->pos;
-    if (expr_accept_kw(p, kw)) {
-        expr_pnode *r = expr_rule(p, right_rule);
-        if (r)
-            return expr_node2(p, op, save, l, r);
-    }
-    p->pos = save;
-    return l;
-}
-
-expr_pnode *expr_rule_and(expr_parser *p)
-{
-    return expr_rule_binary(p, EXPR_R_NOT, "AND", EXPR_R_AND, EXPR_OP_AND);
-}
-
+/* or := and (OR or)?  and := not (AND and)?
+ * Both rules in one loop over `not (AND|OR not)*` instead of the grammar's right recursion, so
+ * that a long chain costs no stack and a level of parentheses costs four calls (this rule,
+ * `not`, and expr_rule for each): only parentheses nest the parser's calls (see
+ * EXPR_MAX_NESTING). The tree is the recursion's: AND binds tighter, both group to the right.
+ * A keyword whose right operand does not parse is left unconsumed, as the recursion leaves it. */
 expr_pnode *expr_rule_or(expr_parser *p)
 {
-    return expr_rule_binary(p, EXPR_R_AND, "OR", EXPR_R_OR, EXPR_OP_OR);
+    expr_pnode *first = expr_rule(p, EXPR_R_NOT);
+    if (!first)
+        return NULL;
+    expr_nodes units = {0};   /* the operands after the first, in order */
+    uint32_t *kw_toks = NULL; /* the keyword before each; EXPR_KW_OR marks OR */
+    enum { EXPR_KW_OR = 1u << 31 };
+    for (;;) {
+        uint32_t save = p->pos;
+        bool is_or = false;
+        if (!expr_accept_kw(p, "AND") && !(is_or = expr_accept_kw(p, "OR")))
+            break;
+        expr_pnode *r = expr_rule(p, EXPR_R_NOT);
+        if (!r) {
+            p->pos = save;
+            break;
+        }
+        if (units.n == units.cap) {
+            uint32_t cap = units.cap ? 2 * units.cap : 8;
+            expr_node **v = realloc(units.v, cap * sizeof *v);
+            if (v)
+                units.v = v;
+            uint32_t *t = v ? realloc(kw_toks, cap * sizeof *t) : NULL;
+            if (!t) {
+                p->nomem = true;
+                break;
+            }
+            kw_toks = t;
+            units.cap = cap;
+        }
+        kw_toks[units.n] = save | (is_or ? EXPR_KW_OR : 0);
+        units.v[units.n++] = &r->n;
+    }
+    /* Fold from the right: `acc` is the AND chain being built, `rest` the OR of the chains to
+     * its right, joined to it by the OR at `rest_tok`. */
+    expr_pnode *acc = units.n ? expr_pn(units.v[units.n - 1]) : first, *rest = NULL;
+    uint32_t rest_tok = 0;
+    for (uint32_t i = units.n; i-- > 0 && acc && !p->nomem;) {
+        expr_pnode *left = i ? expr_pn(units.v[i - 1]) : first;
+        uint32_t tok = kw_toks[i] & ~(uint32_t)EXPR_KW_OR;
+        if (!(kw_toks[i] & EXPR_KW_OR)) {
+            acc = expr_node2(p, EXPR_OP_AND, tok, left, acc);
+            continue;
+        }
+        rest = rest ? expr_node2(p, EXPR_OP_OR, rest_tok, acc, rest) : acc;
+        rest_tok = tok;
+        acc = left;
+    }
+    if (rest && acc && !p->nomem)
+        acc = expr_node2(p, EXPR_OP_OR, rest_tok, acc, rest);
+    free(units.v);
+    free(kw_toks);
+    return p->nomem ? NULL : acc;
 }
 
-/* not := NOT not | cond | '(' or ')' */
+/* not := NOT* (cond | '(' or ')'). The grammar's `NOT not` is a loop here, for the reason
+ * given at expr_rule_or; no alternative can start with the keyword NOT, so a chain whose
+ * end does not parse fails as a whole, as the recursion would. */
 expr_pnode *expr_rule_not(expr_parser *p)
 {
     uint32_t start = p->pos;
-    if (expr_accept_kw(p, "NOT")) {
-        expr_pnode *k = expr_rule(p, EXPR_R_NOT);
-        if (k) {
-            expr_pnode *n = expr_node_new(p, EXPR_OP_NOT, 1, start);
-            if (n)
-                n->n.kids[0] = &k->n;
-            return n;
+    uint32_t nnot = 0;
+    while (expr_accept_kw(p, "NOT"))
+        nnot++;
+    expr_pnode *n = expr_rule(p, EXPR_R_COND);
+    if (!n) {
+        uint32_t at = p->pos;
+        if (expr_accept(p, EXPR_TOK_LPAREN)) {
+            expr_pnode *inner = expr_rule(p, EXPR_R_OR);
+            if (inner && expr_accept(p, EXPR_TOK_RPAREN))
+                n = expr_node_paren(p, inner);
         }
+        if (!n)
+            p->pos = at;
+    }
+    for (uint32_t i = nnot; i-- > 0 && n;) {
+        expr_pnode *k = expr_node_new(p, EXPR_OP_NOT, 1, start + i);
+        if (k)
+            k->n.kids[0] = &n->n;
+        n = k;
+    }
+    if (!n)
         p->pos = start;
-    }
-    expr_pnode *c = expr_rule(p, EXPR_R_COND);
-    if (c)
-        return c;
-    if (expr_accept(p, EXPR_TOK_LPAREN)) {
-        expr_pnode *inner = expr_rule(p, EXPR_R_OR);
-        if (inner && expr_accept(p, EXPR_TOK_RPAREN))
-            return expr_node_paren(p, inner);
-    }
-    p->pos = start;
-    return NULL;
+    return n;
 }
 
 static const struct {

@@ -155,9 +155,10 @@ kura_status expr_check_condition(expr_parser *p, expr_pnode *root)
         !expr_walk(p, root, NULL, cond_visit_misused, &st) ||
         !expr_walk(p, root, NULL, expr_visit_reserved, &st))
         return st;
-    uint32_t ops = cond_count_operators(root);
-    if (ops > EXPR_MAX_OPERATORS)
-        return expr_fail(p, "The expression contains too many operators; operator count: %u", ops);
+    /* DynamoDB stops counting at the first operator past the limit: "operator count: 301". */
+    if (cond_count_operators(root) > EXPR_MAX_OPERATORS)
+        return expr_fail(p, "The expression contains too many operators; operator count: %u",
+                         EXPR_MAX_OPERATORS + 1);
     if (!expr_walk(p, root, NULL, cond_visit_operands, &st))
         return st;
     return KURA_OK;
