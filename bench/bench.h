@@ -42,6 +42,7 @@ typedef struct bench_config {
     const char *dir;       /* parent of the per-run database directories */
     const char *json_path; /* NULL: no JSON file */
     const char *command;   /* the command line, for the report; owned by main.c */
+    bool quiet;            /* no progress lines on stderr but for failed runs */
 } bench_config;
 
 typedef enum bench_run_state {

@@ -31,7 +31,7 @@ static void usage(FILE *out)
             "usage: kura-bench [--engines=LIST] [--workloads=LIST] [--num=N] [--key-size=B]\n"
             "                  [--value-size=B] [--threads=T] [--repeat=R] [--dir=DIR]\n"
             "                  [--json=FILE] [--sync-num=N] [--partitions=P]\n"
-            "                  [--memtable-mb=M] [--cache-mb=C] [--seed=S]\n\n"
+            "                  [--memtable-mb=M] [--cache-mb=C] [--seed=S] [--quiet]\n\n"
             "Runs storage workloads against kura and its peers and reports ops/s, MB/s, p50\n"
             "and p99 latency, bytes on disk and peak RSS, as tables and as JSON.\n\n"
             "  --engines=LIST     comma-separated; 'all' = every key/value engine compiled in\n"
@@ -52,6 +52,7 @@ static void usage(FILE *out)
             "  --memtable-mb=M    memtable/write-buffer budget of each engine (default 64)\n"
             "  --cache-mb=C       block/page cache of each engine (default 32)\n"
             "  --seed=S           random seed; the same seed gives the same keys (default 301)\n"
+            "  --quiet            no progress lines on stderr, except for runs that failed\n"
             "  --help             this text\n\n"
             "Workloads (the default list is all of them, in this order):\n");
     for (size_t i = 0; i < bench_nworkloads; i++)
@@ -65,7 +66,9 @@ static void usage(FILE *out)
             "(except overwrite) and recover start on an empty database, the others use what\n"
             "the previous workload left. Fills write with the WAL on and no sync per write,\n"
             "fillsync syncs every write; each engine's exact settings are printed in the\n"
-            "report and the JSON. Progress goes to stderr, tables to stdout.\n"
+            "report and the JSON. Tables go to stdout; stderr gets a line per run: its\n"
+            "round, the time elapsed and the time left (estimated from the runs so far),\n"
+            "the engine, the workload and its figures.\n"
             "Exit status: 0 all runs succeeded, 1 some run failed, 2 bad command line.\n");
 }
 
@@ -169,7 +172,7 @@ static int parse_workloads(const char *arg, bench_config *cfg)
     return 0;
 }
 
-enum { OPT_ENGINES = 256, OPT_WORKLOADS, OPT_DIR, OPT_JSON, OPT_HELP };
+enum { OPT_ENGINES = 256, OPT_WORKLOADS, OPT_DIR, OPT_JSON, OPT_QUIET, OPT_HELP };
 
 /* The numeric flags: option code, name, range, and where the value goes. */
 typedef struct num_flag {
@@ -204,7 +207,7 @@ static uint64_t flag_value(int code)
 /* Parses argv into cfg; returns 0, or the exit status (2 usage, -1 = --help done). */
 static int parse_args(int argc, char **argv, bench_config *cfg)
 {
-    struct option opts[NUM_FLAGS + 6];
+    struct option opts[NUM_FLAGS + 7];
     size_t no = 0;
     for (size_t i = 0; i < NUM_FLAGS; i++)
         opts[no++] = (struct option){num_flags[i].name, required_argument, NULL, num_flags[i].code};
@@ -212,6 +215,7 @@ static int parse_args(int argc, char **argv, bench_config *cfg)
     opts[no++] = (struct option){"workloads", required_argument, NULL, OPT_WORKLOADS};
     opts[no++] = (struct option){"dir", required_argument, NULL, OPT_DIR};
     opts[no++] = (struct option){"json", required_argument, NULL, OPT_JSON};
+    opts[no++] = (struct option){"quiet", no_argument, NULL, OPT_QUIET};
     opts[no++] = (struct option){"help", no_argument, NULL, OPT_HELP};
     opts[no] = (struct option){NULL, 0, NULL, 0};
     const char *engines = "all", *workloads = DEFAULT_WORKLOADS;
@@ -224,6 +228,7 @@ static int parse_args(int argc, char **argv, bench_config *cfg)
         case OPT_WORKLOADS: workloads = optarg; break;
         case OPT_DIR: cfg->dir = optarg; break;
         case OPT_JSON: cfg->json_path = optarg; break;
+        case OPT_QUIET: cfg->quiet = true; break;
         case OPT_HELP: usage(stdout); return -1;
         case '?': return bad_usage("bad flag '%s'", argv[optind - 1]);
         default:

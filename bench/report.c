@@ -277,12 +277,16 @@ kura_status bench_report_json(const char *path, const bench_config *cfg,
     if (f == NULL)
         return kura_err(kura_status_from_errno(errno), "%s: %s", path, strerror(errno));
     bench_json j;
-    bj_init(&j, f);
+    if (!bj_init(&j, f)) {
+        fclose(f);
+        return kura_err(KURA_E_NOMEM, "%s: out of memory", path);
+    }
     bj_object_begin(&j, NULL);
     rp_json_machine(&j, m);
     rp_json_settings(&j, cfg);
     rp_json_runs(&j, cfg, runs);
     bj_object_end(&j);
+    bj_free(&j);
     bool write_failed = ferror(f) != 0;
     if (fclose(f) != 0 || write_failed)
         return kura_err(KURA_E_IO, "%s: write failed", path);

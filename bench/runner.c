@@ -5,6 +5,10 @@
  *
  * After a run fails, the later workloads of the same (repeat, engine) do not run (their
  * data would be whatever the failure left) until a workload that starts fresh.
+ *
+ * Each run's progress line carries the time left, estimated from the runs done so far
+ * (progress.h): a run of an (engine, workload) is expected to take as long as that pair
+ * took in the earlier rounds, so from the second round on the estimate is close.
  */
 #include "bench/runner.h"
 
@@ -18,9 +22,11 @@
 #include <unistd.h>
 
 #include "bench/engine.h"
+#include "bench/progress.h"
 #include "bench/sys.h"
 #include "bench/workloads.h"
 #include "util/status.h"
+#include "util/thread.h"
 
 static void rn_fail(bench_run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -120,11 +126,32 @@ static void rn_fork_run(const bench_workload *wl, const bench_engine *e,
         rn_fail(run, "the run's process %s after it reported (see its stderr)", how);
 }
 
-static void rn_progress(const bench_config *cfg, uint32_t r, const bench_engine *e,
-                        const bench_workload *wl, const bench_run *run)
+/* The time left after the run at index `idx` (runs happen in index order). */
+static double rn_left_s(const bench_config *cfg, const bench_progress *prog, size_t idx)
 {
-    fprintf(stderr, "kura-bench: run %u/%u %-8s %-12s ", r + 1, cfg->repeat, e->name,
-            wl->name);
+    size_t nkinds = cfg->nengines * cfg->nworkloads;
+    size_t nruns = cfg->repeat * nkinds;
+    double left = 0;
+    for (size_t i = idx + 1; i < nruns; i++)
+        left += bench_progress_expect(prog, i % nkinds);
+    return left;
+}
+
+static void rn_progress(const bench_config *cfg, uint32_t r, size_t ei, size_t w,
+                        const bench_run *run, const bench_progress *prog)
+{
+    if (cfg->quiet && run->state != BENCH_RUN_FAILED)
+        return;
+    const bench_engine *e = cfg->engines[ei];
+    const bench_workload *wl = cfg->workloads[w];
+    size_t idx = bench_run_index(cfg, r, ei, w);
+    size_t nruns = cfg->repeat * cfg->nengines * cfg->nworkloads;
+    char total[24], when[64];
+    int width = snprintf(total, sizeof total, "%zu", nruns); /* keeps the columns aligned */
+    bench_progress_format(when, sizeof when, bench_progress_elapsed(prog),
+                          rn_left_s(cfg, prog, idx), true);
+    fprintf(stderr, "kura-bench: round %u/%u, run %*zu/%s, %s: %-8s %-12s ", r + 1,
+            cfg->repeat, width, idx + 1, total, when, e->name, wl->name);
     char found[48] = "";
     if (wl->kind == BENCH_WL_READ || wl->kind == BENCH_WL_READ_MISSING ||
         wl->kind == BENCH_WL_SEEK)
@@ -144,7 +171,7 @@ static void rn_progress(const bench_config *cfg, uint32_t r, const bench_engine 
 
 /* Runs the workload list of one (repeat, engine) in `dir`; returns the failures. */
 static size_t rn_engine(const bench_config *cfg, uint32_t r, size_t ei, const char *dir,
-                        bench_run *runs)
+                        bench_run *runs, bench_progress *prog)
 {
     const bench_engine *e = cfg->engines[ei];
     const char *broken = NULL; /* the workload whose failure left the data unknown */
@@ -156,6 +183,7 @@ static size_t rn_engine(const bench_config *cfg, uint32_t r, size_t ei, const ch
         const bench_workload *wl = cfg->workloads[w];
         bench_run *run = &runs[bench_run_index(cfg, r, ei, w)];
         memset(run, 0, sizeof *run);
+        uint64_t t0 = know_ns();
         const char *skip = bench_workload_skip_reason(wl, e);
         if (skip != NULL) {
             run->state = BENCH_RUN_SKIPPED;
@@ -180,7 +208,9 @@ static size_t rn_engine(const bench_config *cfg, uint32_t r, size_t ei, const ch
             if (broken == NULL)
                 broken = wl->name;
         }
-        rn_progress(cfg, r, e, wl, run);
+        bench_progress_step_done(prog, ei * cfg->nworkloads + w,
+                                 (double)(know_ns() - t0) / 1e9);
+        rn_progress(cfg, r, ei, w, run, prog);
     }
     if (bench_fs_rmrf(dir) != KURA_OK)
         fprintf(stderr, "kura-bench: warning: %s\n", kura_last_error());
@@ -190,11 +220,13 @@ static size_t rn_engine(const bench_config *cfg, uint32_t r, size_t ei, const ch
 size_t bench_runner_run(const bench_config *cfg, bench_run *runs)
 {
     size_t failed = 0;
+    bench_progress prog;
+    bench_progress_init(&prog);
     for (uint32_t r = 0; r < cfg->repeat; r++) {
         for (size_t e = 0; e < cfg->nengines; e++) {
             char dir[PATH_MAX];
             snprintf(dir, sizeof dir, "%s/r%u-%s", cfg->dir, r + 1, cfg->engines[e]->name);
-            failed += rn_engine(cfg, r, e, dir, runs);
+            failed += rn_engine(cfg, r, e, dir, runs, &prog);
         }
     }
     return failed;

@@ -19,7 +19,9 @@
  * Runs everything, storing each run at runs[bench_run_index(cfg, r, e, w)] (the array has
  * repeat * nengines * nworkloads entries). Database directories are cfg->dir/rR-ENGINE,
  * created fresh for each (repeat, engine) and removed after it. Prints one progress line per
- * run to stderr. Returns the number of runs that failed.
+ * run to stderr (its round, its place in the list of runs, the time elapsed and the time
+ * left, the engine, the workload and its figures); with cfg->quiet only the runs that
+ * failed. Returns the number of runs that failed.
  */
 size_t bench_runner_run(const bench_config *cfg, bench_run *runs);
 

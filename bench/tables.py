@@ -3,7 +3,9 @@
 
 usage: bench/tables.py RESULTS.json [MORE.json ...]
 Prints, per workload, ops/s (seconds for compact and recover), p50/p99, and bytes on disk /
-peak RSS for every engine, with each engine's ratio to kura.
+peak RSS for every engine, with each engine's ratio to kura; then kura's ratio to each peer
+round by round (repeats are the outer loop, so round i of every engine ran within minutes),
+which is how docs/BENCHMARKS.md tells a target met from one at the line.
 """
 import json
 import sys
@@ -71,6 +73,22 @@ def main():
             cells.append("%.1f / %.1f" % (r["bytes_on_disk"] / 2**20, r["peak_rss_bytes"] / 2**20)
                          if r else "n/a")
         print("| %s (%d thr) | %s |" % (wl, th, " | ".join(cells)))
+    print()
+    peers = engines[1:]
+    print("| workload | threads | " + " | ".join("kura / %s by round" % e for e in peers) + " |")
+    print("|---|---:|" + "---|" * len(peers))
+    for wl, th in order:
+        k = rows[(wl, th)].get("kura")
+        if wl in TIMED or not k:
+            continue
+        kr = {x["repeat"]: x["ops_per_sec"] for x in k["runs"]}
+        cells = []
+        for e in peers:
+            r = rows[(wl, th)].get(e)
+            pr = {x["repeat"]: x["ops_per_sec"] for x in r["runs"]} if r else {}
+            cells.append(" ".join("%.2fx" % (kr[i] / pr[i]) for i in sorted(kr)
+                                  if pr.get(i)) or "n/a")
+        print("| %s | %d | %s |" % (wl, th, " | ".join(cells)))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 # Installs the Debian packages kura needs. Usage: scripts/setup.sh [build|test|bench|all]
 #   build: compiler, CMake and the libraries kura links (default)
 #   test:  build + cmocka, clang (libFuzzer, sanitizers)
-#   bench: build + the benchmark peers (RocksDB, LevelDB, LMDB, SQLite)
+#   bench: build + the benchmark peers (RocksDB, LevelDB, LMDB, SQLite) and matplotlib
+#          (scripts/plot_bench.py draws the charts of docs/BENCHMARKS.md)
 #   all:   everything
 # Only missing packages are installed; run as root or with sudo available.
 set -euo pipefail
@@ -12,9 +13,10 @@ pkgs=(build-essential cmake pkg-config liblz4-dev zlib1g-dev libxxhash-dev libja
 case "$what" in
   build) ;;
   test)  pkgs+=(libcmocka-dev clang libclang-rt-14-dev python3 python3-pytest python3-boto3 awscli) ;;
-  bench) pkgs+=(librocksdb-dev libleveldb-dev liblmdb-dev libsqlite3-dev) ;;
+  bench) pkgs+=(librocksdb-dev libleveldb-dev liblmdb-dev libsqlite3-dev
+                python3-matplotlib) ;;
   all)   pkgs+=(libcmocka-dev clang libclang-rt-14-dev python3 python3-pytest python3-boto3 awscli
-                librocksdb-dev libleveldb-dev liblmdb-dev libsqlite3-dev) ;;
+                librocksdb-dev libleveldb-dev liblmdb-dev libsqlite3-dev python3-matplotlib) ;;
   *) echo "usage: $0 [build|test|bench|all]" >&2; exit 2 ;;
 esac
 

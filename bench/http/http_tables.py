@@ -8,7 +8,9 @@ issue 4's targets.
 
 Usage: http_tables.py [--command=CMD] [--dir=DATA_DIR] [--out=FILE] RUN.json...
   With --out the combined JSON is written there; without, the inputs may be a combined file
-  (the tables are printed again from it).
+  (the tables are printed again from it) or several, whose rounds are then pooled: the
+  medians and the round-by-round ratios are over every round of every file (docs/BENCHMARKS.md
+  reports its HTTP figures so, over the runs made with the same server code).
 Exit status: 1 when an input is missing or holds a run with errors, else 0.
 """
 import argparse
@@ -232,20 +234,28 @@ def merge_rounds(name, rounds):
 
 
 def load_inputs(paths):
-    servers, combined = [], None
+    """The servers of the inputs, each with the medians of its rounds, and the last combined
+    file (None when every input is one round of one server). The rounds of several combined
+    files are pooled; their machine is the last file's."""
+    servers, combined, ncombined = [], None, 0
     for p in paths:
         with open(p) as f:
             d = json.load(f)
         if "servers" in d:
             combined = d
+            ncombined += 1
             servers.extend(d["servers"])
         else:
             servers.append(d)
-    if combined is None:
+    if combined is None or ncombined > 1:
         by_name = {}
         for s in servers:
-            by_name.setdefault(s["name"], []).append(s)
+            by_name.setdefault(s["name"], []).extend(s.get("runs") or [s])
         servers = [merge_rounds(n, r) for n, r in by_name.items()]
+    if ncombined > 1:
+        combined = dict(combined, servers=servers)
+        combined["settings"] = dict(combined["settings"], rounds=servers[0].get("rounds", 1),
+                                    command="%d runs pooled: %s" % (ncombined, " ".join(paths)))
     rank = {n: i for i, n in enumerate(ORDER)}
     # kura's variants (kura-sync-t32, ...) after the standard ones, the peer last
     servers.sort(key=lambda s: (s["name"] == PEER, rank.get(s["name"], len(ORDER)), s["name"]))

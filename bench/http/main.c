@@ -48,7 +48,11 @@ static void usage(FILE *out)
             "                         DIR/kura-http-bench-server.log)\n"
             "  --json=FILE            also write the results as JSON\n"
             "  --seed=N               random seed (default 301)\n"
-            "  --quiet                no progress lines on stderr\n",
+            "  --round=I/N            this is round I of N (scripts/bench_http.sh): shown in\n"
+            "                         the progress lines\n"
+            "  --quiet                no progress lines on stderr\n\n"
+            "Progress goes to stderr, a line as each step begins: the server, the round, the\n"
+            "step, the time elapsed and left (this run only), and what the step does.\n",
             HB_MAX_CONNS_LIST);
 }
 
@@ -100,6 +104,22 @@ static bool parse_conns(const char *s, hb_config *cfg)
     return cfg->nconns > 0;
 }
 
+/* "I/N" with 1 <= I <= N. */
+static bool parse_round(const char *s, hb_config *cfg)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", s);
+    char *slash = strchr(buf, '/');
+    uint64_t i, n;
+    if (!slash) return false;
+    *slash = 0;
+    if (!parse_u64(buf, &i) || !parse_u64(slash + 1, &n) || i == 0 || i > n || n > 100000)
+        return false;
+    cfg->round = (uint32_t)i;
+    cfg->rounds = (uint32_t)n;
+    return true;
+}
+
 enum {
     O_NAME = 1,
     O_WORKLOADS,
@@ -119,6 +139,7 @@ enum {
     O_JSON,
     O_SEED,
     O_QUIET,
+    O_ROUND,
     O_URL,
     O_HELP
 };
@@ -141,6 +162,7 @@ static const struct option long_opts[] = {{"name", 1, 0, O_NAME},
                                           {"json", 1, 0, O_JSON},
                                           {"seed", 1, 0, O_SEED},
                                           {"quiet", 0, 0, O_QUIET},
+                                          {"round", 1, 0, O_ROUND},
                                           {"url", 1, 0, O_URL},
                                           {"help", 0, 0, O_HELP},
                                           {0, 0, 0, 0}};
@@ -196,6 +218,8 @@ static bool apply(int opt, const char *v, hb_config *cfg, const char **json)
     case O_QUIET:
         cfg->quiet = true;
         return true;
+    case O_ROUND:
+        return parse_round(v, cfg);
     case O_URL:
         cfg->url = v;
         return true;

@@ -123,7 +123,11 @@ bool hb_report_json(const hb_report *rep, const char *path)
         return false;
     }
     bench_json j;
-    bj_init(&j, f);
+    if (!bj_init(&j, f)) {
+        fprintf(stderr, "kura-http-bench: %s: out of memory\n", path);
+        fclose(f);
+        return false;
+    }
     bj_object_begin(&j, NULL);
     bj_string(&j, "name", rep->name);
     bj_string(&j, "command", rep->command);
@@ -151,6 +155,7 @@ bool hb_report_json(const hb_report *rep, const char *path)
     bj_string(&j, "restart_found", !rep->restarted ? "n/a" : rep->restart_found ? "yes" : "no");
     json_rows(&j, rep);
     bj_object_end(&j);
+    bj_free(&j);
     fputc('\n', f);
     bool ok = !ferror(f);
     if (fclose(f) != 0 || !ok) {

@@ -15,18 +15,11 @@
 #include "bench/http/conn.h"
 #include "bench/http/loop.h"
 #include "bench/http/spawn.h"
+#include "bench/http/steps.h"
 #include "util/status.h"
 #include "util/thread.h"
 
 #define PUT_INDEX_STRIDE 100000000ull /* put run k writes items from k x this on */
-
-static void progress(const hb_config *cfg, const char *fmt, const char *what, uint32_t n)
-{
-    if (!cfg->quiet) {
-        fprintf(stderr, fmt, cfg->name, what, n);
-        fputc('\n', stderr);
-    }
-}
 
 /* One request with a JSON body over a new blocking connection. */
 static kura_status call_once(const struct sockaddr_in *addr, const hb_reqgen *g, const char *target,
@@ -86,19 +79,20 @@ static const char *op_name(hb_op op)
 }
 
 /* Runs one load and adds its row; server_pid 0 when the server is not ours to watch. */
-static kura_status run_row(const hb_config *cfg, hb_report *rep, const hb_load *l,
+static kura_status run_row(hb_steps *steps, hb_report *rep, const hb_load *l,
                            const char *workload, pid_t server_pid)
 {
     hb_row *w = add_row(rep, workload, l->connections);
     if (!w) return kura_err(KURA_E_INVALID, "more than %d runs", HB_MAX_ROWS);
-    progress(cfg, "[%s] %s, %u connections", workload, l->connections);
+    hb_steps_begin(steps, "%s, %u connection%s", workload, l->connections,
+                   l->connections == 1 ? "" : "s");
     double cpu0 = server_pid ? hb_proc_cpu_seconds(server_pid) : 0;
     kura_status s = hb_load_run(l, &w->r);
     w->server_cpu_s = server_pid ? hb_proc_cpu_seconds(server_pid) - cpu0 : -1;
     return s;
 }
 
-static kura_status run_workloads(const hb_config *cfg, hb_report *rep,
+static kura_status run_workloads(const hb_config *cfg, hb_steps *steps, hb_report *rep,
                                  const struct sockaddr_in *addr, pid_t server_pid)
 {
     hb_reqgen g;
@@ -109,7 +103,7 @@ static kura_status run_workloads(const hb_config *cfg, hb_report *rep,
     if (s == KURA_OK && cfg->items > 0) {
         l.connections = cfg->load_conns;
         l.count = cfg->items;
-        s = run_row(cfg, rep, &l, "load", server_pid);
+        s = run_row(steps, rep, &l, "load", server_pid);
     }
     uint64_t put_runs = 0;
     for (uint32_t i = 0; s == KURA_OK && i < cfg->nworkloads; i++) {
@@ -122,17 +116,19 @@ static kura_status run_workloads(const hb_config *cfg, hb_report *rep,
             l.items = cfg->items;
             l.first_index = l.op == HB_OP_PUT ? ++put_runs * PUT_INDEX_STRIDE : 0;
             l.seed = cfg->seed + i * 31 + c;
-            s = run_row(cfg, rep, &l, op_name(l.op), server_pid);
+            s = run_row(steps, rep, &l, op_name(l.op), server_pid);
         }
     }
     return s;
 }
 
 /* The starts of step 1; the last one is left running in *srv. */
-static kura_status measure_starts(const hb_config *cfg, hb_report *rep, hb_server *srv)
+static kura_status measure_starts(const hb_config *cfg, hb_steps *steps, hb_report *rep,
+                                  hb_server *srv)
 {
     kura_status s = KURA_OK;
     for (uint32_t i = 0; s == KURA_OK && i < rep->starts; i++) {
+        hb_steps_begin(steps, "start %u/%u", i + 1, rep->starts);
         memset(srv, 0, sizeof *srv);
         s = hb_server_start(srv, cfg->server_argc, cfg->server_argv, cfg->dir_base, cfg->log_path);
         if (s == KURA_OK) s = hb_server_wait_ready(srv, 60, &rep->start_ms[i]);
@@ -140,7 +136,6 @@ static kura_status measure_starts(const hb_config *cfg, hb_report *rep, hb_serve
             double ignored;
             s = hb_server_wait_ready(srv, 60, &ignored); /* the "one request" before RSS */
             rep->start_rss[i] = hb_proc_rss_bytes(srv->pid);
-            progress(cfg, "[%s] %s %u", "start", i + 1);
         }
         if (s != KURA_OK || i + 1 < rep->starts) {
             kura_status st = hb_server_stop(srv, true, NULL, NULL);
@@ -151,8 +146,9 @@ static kura_status measure_starts(const hb_config *cfg, hb_report *rep, hb_serve
 }
 
 /* Step 6: a start on the data the workloads left; item 0 must be there. */
-static kura_status restart(const hb_config *cfg, hb_report *rep, hb_server *srv)
+static kura_status restart(const hb_config *cfg, hb_steps *steps, hb_report *rep, hb_server *srv)
 {
+    hb_steps_begin(steps, "restart on the data");
     kura_status s =
         hb_server_start(srv, cfg->server_argc, cfg->server_argv, cfg->dir_base, cfg->log_path);
     if (s == KURA_OK) s = hb_server_wait_ready(srv, 60, &rep->restart_ms);
@@ -178,15 +174,17 @@ static kura_status restart(const hb_config *cfg, hb_report *rep, hb_server *srv)
     return s == KURA_OK ? st : s;
 }
 
-static kura_status run_spawned(const hb_config *cfg, hb_report *rep)
+static kura_status run_spawned(const hb_config *cfg, hb_steps *steps, hb_report *rep)
 {
     hb_server srv;
     rep->spawned = true;
     rep->starts = cfg->starts;
-    kura_status s = measure_starts(cfg, rep, &srv);
+    kura_status s = measure_starts(cfg, steps, rep, &srv);
     if (s != KURA_OK) return s;
     snprintf(rep->url, sizeof rep->url, "http://127.0.0.1:%u", ntohs(srv.addr.sin_port));
-    s = run_workloads(cfg, rep, &srv.addr, srv.pid);
+    s = run_workloads(cfg, steps, rep, &srv.addr, srv.pid);
+    if (s == KURA_OK)
+        hb_steps_begin(steps, "%g s quiet, idle RSS, stop", cfg->settle_s);
     if (s == KURA_OK && cfg->settle_s > 0) {
         struct timespec ts = {(time_t)cfg->settle_s,
                               (long)((cfg->settle_s - (double)(time_t)cfg->settle_s) * 1e9)};
@@ -197,7 +195,7 @@ static kura_status run_spawned(const hb_config *cfg, hb_report *rep)
     kura_status st = hb_server_stop(&srv, false, &rep->stop_ms, &rep->clean_stop);
     rep->data_bytes = hb_dir_bytes(srv.dir);
     if (s == KURA_OK) s = st;
-    if (s == KURA_OK && cfg->restart) return restart(cfg, rep, &srv);
+    if (s == KURA_OK && cfg->restart) return restart(cfg, steps, rep, &srv);
     hb_server_stop(&srv, true, NULL, NULL); /* removes the data directory */
     return s;
 }
@@ -214,9 +212,11 @@ kura_status hb_run(const hb_config *cfg, hb_report *rep)
     rep->duration_s = cfg->duration_s;
     rep->warmup_s = cfg->warmup_s;
     rep->client_threads = cfg->threads;
-    if (!cfg->url) return run_spawned(cfg, rep);
+    hb_steps steps;
+    hb_steps_plan(&steps, cfg);
+    if (!cfg->url) return run_spawned(cfg, &steps, rep);
     snprintf(rep->url, sizeof rep->url, "%s", cfg->url);
     struct sockaddr_in addr;
     kura_status s = hb_parse_url(cfg->url, &addr);
-    return s == KURA_OK ? run_workloads(cfg, rep, &addr, 0) : s;
+    return s == KURA_OK ? run_workloads(cfg, &steps, rep, &addr, 0) : s;
 }

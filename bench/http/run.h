@@ -46,7 +46,8 @@ typedef struct hb_config {
     const char *dir_base;
     const char *log_path;
     uint64_t seed;
-    bool quiet; /* no progress lines on stderr */
+    bool quiet;             /* no progress lines on stderr */
+    uint32_t round, rounds; /* --round=I/N, for the progress lines; rounds 0: not given */
 } hb_config;
 
 /* Runs everything above and fills *rep. A failure to start, set up or stop the server, or a

@@ -1,7 +1,8 @@
 /*
  * bench_units_test.c - unit tests of kura-bench's building blocks that the smoke test
- * cannot check exactly: histogram percentiles, key and value formats, JSON escaping, the
- * benchmark items and kura-http-bench's requests (made without printf, checked against it).
+ * cannot check exactly: histogram percentiles, key and value formats, the JSON layout, the
+ * time-left estimate of the progress lines, the benchmark items and kura-http-bench's
+ * requests (made without printf, checked against it).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +22,7 @@
 #include "bench/item_fields.h"
 #include "bench/json.h"
 #include "bench/keys.h"
+#include "bench/progress.h"
 
 /* Asserts |got - want| <= tol * want, printing both. */
 static void assert_near(double got, double want, double tol)
@@ -112,31 +114,103 @@ static void test_values_half_compressible(void **state)
     bench_values_free(&v);
 }
 
-static void test_json_escaping(void **state)
+/* Writes what `fill` writes through a bench_json and returns the text (caller frees). */
+static char *json_text(void (*fill)(bench_json *))
 {
-    (void)state;
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     assert_non_null(f);
     bench_json j;
-    bj_init(&j, f);
-    bj_object_begin(&j, NULL);
-    bj_string(&j, "s", "a\"b\\c\n\x01\xc3");
-    bj_u64(&j, "n", 18446744073709551615ull);
-    bj_double(&j, "inf", 1.0 / 0.0);
-    bj_array_begin(&j, "empty");
-    bj_array_end(&j);
-    bj_object_end(&j);
+    assert_true(bj_init(&j, f));
+    fill(&j);
+    bj_free(&j);
     fclose(f);
+    return buf;
+}
+
+static void fill_escaping(bench_json *j)
+{
+    bj_object_begin(j, NULL);
+    bj_string(j, "s", "a\"b\\c\n\t\x01");
+    bj_string(j, "utf8", "caf\xc3\xa9");
+    bj_string(j, "not utf8", "x\xc3y\xff");
+    bj_u64(j, "n", 18446744073709551615ull);
+    bj_double(j, "d", 0.1);
+    bj_double(j, "big", 1e20);
+    bj_double(j, "inf", 1.0 / 0.0);
+    bj_array_begin(j, "empty");
+    bj_array_end(j);
+    bj_object_begin(j, "none");
+    bj_object_end(j);
+    bj_array_begin(j, "list");
+    bj_u64(j, NULL, 1);
+    bj_object_begin(j, NULL);
+    bj_string(j, "k", "v");
+    bj_object_end(j);
+    bj_array_end(j);
+    bj_object_end(j);
+}
+
+/* The layout of the results files: the hand-written writer's, which YAJL now produces. */
+static void test_json_layout(void **state)
+{
+    (void)state;
+    char *got = json_text(fill_escaping);
     const char *want = "{\n"
-                       "  \"s\": \"a\\\"b\\\\c\\n\\u0001\\u00c3\",\n"
+                       "  \"s\": \"a\\\"b\\\\c\\n\\t\\u0001\",\n"
+                       "  \"utf8\": \"caf\xc3\xa9\",\n"
+                       "  \"not utf8\": \"x?y?\",\n"
                        "  \"n\": 18446744073709551615,\n"
+                       "  \"d\": 0.1,\n"
+                       "  \"big\": 1e+20,\n"
                        "  \"inf\": null,\n"
-                       "  \"empty\": []\n"
+                       "  \"empty\": [],\n"
+                       "  \"none\": {},\n"
+                       "  \"list\": [\n"
+                       "    1,\n"
+                       "    {\n"
+                       "      \"k\": \"v\"\n"
+                       "    }\n"
+                       "  ]\n"
                        "}\n";
-    assert_string_equal(buf, want);
-    free(buf);
+    assert_string_equal(got, want);
+    free(got);
+}
+
+static void fill_empty_top(bench_json *j)
+{
+    bj_array_begin(j, NULL);
+    bj_array_end(j);
+}
+
+static void test_json_empty_top_level(void **state)
+{
+    (void)state;
+    char *got = json_text(fill_empty_top);
+    assert_string_equal(got, "[]\n");
+    free(got);
+}
+
+/* A kind that has not run is expected to take the mean of every step so far. */
+static void test_progress_estimate(void **state)
+{
+    (void)state;
+    bench_progress p;
+    bench_progress_init(&p);
+    assert_true(bench_progress_expect(&p, 0) == 0);
+    bench_progress_step_done(&p, 0, 2);
+    bench_progress_step_done(&p, 0, 4);
+    assert_near(bench_progress_expect(&p, 0), 3, 1e-9);
+    assert_near(bench_progress_expect(&p, 7), 3, 1e-9);
+    bench_progress_step_done(&p, 7, 12);
+    assert_near(bench_progress_expect(&p, 7), 12, 1e-9);
+    assert_near(bench_progress_expect(&p, 9), 6, 1e-9);
+    char buf[64];
+    bench_progress_format(buf, sizeof buf, 59.6, 3725, true);
+    assert_string_equal(buf, "1:00 elapsed, ~1:02:05 left");
+    bench_progress_format(buf, sizeof buf, 0.2, 0, false);
+    assert_string_equal(buf, "0:00 elapsed");
 }
 
 static const uint64_t some_indexes[] = {0,          1,           19,         20,
@@ -266,7 +340,9 @@ int main(void)
         cmocka_unit_test(test_keys),
         cmocka_unit_test(test_rng_below_in_range),
         cmocka_unit_test(test_values_half_compressible),
-        cmocka_unit_test(test_json_escaping),
+        cmocka_unit_test(test_json_layout),
+        cmocka_unit_test(test_json_empty_top_level),
+        cmocka_unit_test(test_progress_estimate),
         cmocka_unit_test(test_item_fields_match_printf),
         cmocka_unit_test(test_http_requests),
     };
