@@ -86,7 +86,7 @@ for name in $servers; do
     dynalite) cmd=(node "$dynalite_cli" --port {port} --path {dir}) ;;
     *) echo "bench_http.sh: unknown server '$name'" >&2; exit 2 ;;
     esac
-    "$build/bin/kura-http-bench" --name="$name" "${standard[@]}" "$@" \
+    "$build/bin/kura-http-bench" --name="$name" --round="$rep/$repeat" "${standard[@]}" "$@" \
         --log="$runs/$name.log" --json="$runs/$name-r$rep.json" -- "${cmd[@]}" \
         | tee "$runs/$name-r$rep.txt" || status=1
 done
