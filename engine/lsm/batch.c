@@ -33,7 +33,7 @@ static kura_status add(lsm_batch *b, unsigned type, const void *key, size_t klen
         return kura_err(KURA_E_NOMEM, "write batch: out of memory");
     size_t old = b->rep.len;
     bool ok = kbuf_put_u8(&b->rep, (uint8_t)type) && kbuf_put_lenbytes(&b->rep, key, klen);
-    if (ok && type == IKEY_TYPE_VALUE)
+    if (ok && type != IKEY_TYPE_DELETE)
         ok = kbuf_put_lenbytes(&b->rep, val, vlen);
     if (!ok) {
         b->rep.len = old;
@@ -54,6 +54,12 @@ kura_status lsm_batch_delete(lsm_batch *b, const void *key, size_t klen)
     return add(b, IKEY_TYPE_DELETE, key, klen, NULL, 0);
 }
 
+kura_status lsm_batch_image(lsm_batch *b, const void *key, size_t klen, const void *val,
+                            size_t vlen)
+{
+    return add(b, LSM_BATCH_IMAGE, key, klen, val, vlen);
+}
+
 kura_status lsm_rep_iterate(const uint8_t *rep, size_t len, lsm_batch_fn fn, void *arg,
                             const char *what)
 {
@@ -68,13 +74,13 @@ kura_status lsm_rep_iterate(const uint8_t *rep, size_t len, lsm_batch_fn fn, voi
         unsigned type = *p++;
         uint64_t klen, vlen = 0;
         const uint8_t *key, *val = NULL;
-        if (type != IKEY_TYPE_VALUE && type != IKEY_TYPE_DELETE)
+        if (type != IKEY_TYPE_VALUE && type != IKEY_TYPE_DELETE && type != LSM_BATCH_IMAGE)
             goto bad;
         if (!(p = dec_varint64(p, end, &klen)) || klen > (uint64_t)(end - p))
             goto bad;
         key = p;
         p += klen;
-        if (type == IKEY_TYPE_VALUE) {
+        if (type != IKEY_TYPE_DELETE) {
             if (!(p = dec_varint64(p, end, &vlen)) || vlen > (uint64_t)(end - p))
                 goto bad;
             val = p;

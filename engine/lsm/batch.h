@@ -6,8 +6,13 @@
  *
  *   seq   fixed64   sequence number of the first entry (entry i has seq + i)
  *   count fixed32   number of entries
- *   entries         type u8 (IKEY_TYPE_VALUE / IKEY_TYPE_DELETE) | varint klen | key
- *                   | (values only) varint vlen | value
+ *   entries         type u8 (IKEY_TYPE_VALUE / IKEY_TYPE_DELETE / LSM_BATCH_IMAGE)
+ *                   | varint klen | key | (values and images) varint vlen | value
+ *
+ * An image entry (LSM_BATCH_IMAGE) is a record for the WAL's readers, not a write: the item
+ * layer puts the old image of an item it overwrites there, so that its secondary indexes can
+ * be maintained from the WAL (index/, docs/format/wal.md). It takes a sequence number like
+ * every entry but never reaches a memtable or a table.
  */
 #ifndef KURA_LSM_BATCH_H
 #define KURA_LSM_BATCH_H
@@ -19,7 +24,10 @@
 #include "kura.h"
 #include "util/buf.h"
 
-enum { BATCH_HEADER = 12 };
+enum {
+    BATCH_HEADER = 12,
+    LSM_BATCH_IMAGE = 0x10, /* entry type: an old image, skipped when applied */
+};
 
 typedef struct lsm_batch {
     kbuf rep; /* always at least BATCH_HEADER bytes once initialised */
@@ -31,6 +39,9 @@ void lsm_batch_clear(lsm_batch *b);
 kura_status lsm_batch_put(lsm_batch *b, const void *key, size_t klen, const void *val,
                           size_t vlen);
 kura_status lsm_batch_delete(lsm_batch *b, const void *key, size_t klen);
+/* An image entry (see above): `val` may be empty (vlen 0). */
+kura_status lsm_batch_image(lsm_batch *b, const void *key, size_t klen, const void *val,
+                            size_t vlen);
 
 static inline uint32_t lsm_batch_count(const lsm_batch *b)
 {
@@ -50,7 +61,7 @@ static inline uint32_t lsm_rep_count(const uint8_t *rep)
 }
 
 /* Walks the entries of a batch representation (e.g. one read back from the WAL), calling fn
- * for each with its sequence number. Stops at the first non-OK return of fn and returns it.
+ * for each with its sequence number (image entries too: appliers skip them). Stops at the first non-OK return of fn and returns it.
  * A malformed rep is KURA_E_CORRUPTION (message names `what`, e.g. the WAL path and offset). */
 typedef kura_status (*lsm_batch_fn)(void *arg, uint64_t seq, unsigned type, const uint8_t *key,
                                     size_t klen, const uint8_t *val, size_t vlen);

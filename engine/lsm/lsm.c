@@ -44,6 +44,9 @@ static void free_tree(lsm_tree *t)
     kcond_destroy(&t->bg_cv);
     kmutex_destroy(&t->mu);
     kmutex_destroy(&t->wal_mu);
+    kmutex_destroy(&t->apply_mu);
+    kbuf_free(&t->imm_meta);
+    free(t->wal_segs);
     free(t->dir);
     free(t);
 }
@@ -66,7 +69,9 @@ kura_status lsm_open(lsm_shared *sh, const lsm_options *opts, const char *dir, b
     t->opts = *opts;
     kmutex_init(&t->mu);
     kmutex_init(&t->wal_mu);
+    kmutex_init(&t->apply_mu);
     kcond_init(&t->bg_cv);
+    t->wal_retain_seq = opts->retain_wals ? 0 : UINT64_MAX; /* kept until the owner says */
     uint64_t max_seq = 0;
     kura_status s = vs_open(&t->vs, sh->io, sh->cache, &t->opts, t->dir, create);
     if (s == KURA_OK) {
@@ -75,11 +80,12 @@ kura_status lsm_open(lsm_shared *sh, const lsm_options *opts, const char *dir, b
             for (size_t i = 0; i < t->vs.current->nfiles[l]; i++)
                 if (t->vs.current->files[l][i]->max_seq > max_seq)
                     max_seq = t->vs.current->files[l][i]->max_seq;
-        s = lsm_replay_wals(t, &max_seq);
+        if (!opts->no_wal)
+            s = lsm_replay_wals(t, &max_seq);
     }
     if (s == KURA_OK)
         s = io_crash_point(sh->io, "recovery.after_replay");
-    if (s == KURA_OK)
+    if (s == KURA_OK && !opts->no_wal)
         s = lsm_new_wal(t);
     if (s != KURA_OK) {
         free_tree(t);

@@ -59,6 +59,47 @@ kura_status lsm_sync_wal(lsm_tree *t);
  * when next used. Tables in use keep theirs: nothing waits. */
 void lsm_unload_tables(lsm_tree *t);
 
+/* ---- Secondary indexes (lsm_index.c) --------------------------------------------------------
+ *
+ * A table with indexes writes each item change as one batch holding the write and the item's
+ * old image (lsm_batch_image); its indexes are trees opened with no_wal, whose entries are
+ * derived from those batches. The hook below hands every committed batch to the index layer
+ * in the partition's commit order; the index trees record, with each flush, how far they have
+ * applied every base partition (lsm_switch_memtable's checkpoint); the base partitions keep
+ * their WAL segments until every index has flushed past them (lsm_set_wal_retain), and at
+ * open the index layer replays them from its checkpoints (lsm_wal_replay). */
+
+/* Called by a partition's group-commit leader for every batch it committed, in sequence
+ * order, after the batch is in the WAL (and durable, when the group synced) and the memtable,
+ * before its sequence numbers are visible. A failure makes the partition read-only: the batch
+ * is in the WAL, and the next open lets the index layer catch up from it. */
+typedef kura_status (*lsm_commit_fn)(void *arg, lsm_tree *t, const uint8_t *rep, size_t len);
+void lsm_set_commit_hook(lsm_tree *t, lsm_commit_fn fn, void *arg);
+
+/* no_wal trees: inserts the entries of `rep` with the sequence numbers stamped in it (image
+ * entries skipped). Never switches the memtable (see lsm_switch_memtable); never waits for
+ * visibility. KURA_E_READONLY after a background error. */
+kura_status lsm_apply(lsm_tree *t, const uint8_t *rep, size_t len);
+/* Whether the memtable has reached its budget (the owner should switch it). */
+bool lsm_mem_full(lsm_tree *t);
+/* no_wal trees: makes the memtable immutable and schedules its flush, which records `meta` as
+ * the tree's checkpoint once its table is durable; waits while the previous flush runs. An
+ * empty memtable is not flushed: `meta` is recorded at once. */
+kura_status lsm_switch_memtable(lsm_tree *t, const uint8_t *meta, size_t mlen);
+/* The last durable checkpoint (empty if none) into *out (replacing its contents). */
+kura_status lsm_user_meta(lsm_tree *t, kbuf *out);
+/* Waits until no flush is pending or running. */
+kura_status lsm_wait_flushed(lsm_tree *t);
+
+/* WAL segments holding a sequence above `seq` are kept (retain_wals trees); deletes those no
+ * longer needed. */
+void lsm_set_wal_retain(lsm_tree *t, uint64_t seq);
+/* Calls fn for every batch in the tree's WAL segments (oldest first) whose last sequence is
+ * above `from_seq`, the current segment excepted. Torn tails end a segment; corruption fails
+ * with the file and offset. */
+typedef kura_status (*lsm_rep_fn)(void *arg, const uint8_t *rep, size_t len);
+kura_status lsm_wal_replay(lsm_tree *t, uint64_t from_seq, lsm_rep_fn fn, void *arg);
+
 /* Adds this tree's figures to *st. */
 void lsm_add_stats(lsm_tree *t, kura_stats *st);
 /* KURA_OK, or the error that made the tree read-only. */

@@ -147,12 +147,17 @@ static void flush_job(void *arg)
         for (size_t i = 0; i < edit.nadded; i++)
             if (edit.added[i].max_seq > edit.last_seq)
                 edit.last_seq = edit.added[i].max_seq;
-        s = lsm_log_and_apply(t, &edit);
+        /* the owner's checkpoint of what this memtable held (lsm_switch_memtable) */
+        if (t->has_imm_meta)
+            s = edit_set_user_meta(&edit, t->imm_meta.data, t->imm_meta.len);
+        if (s == KURA_OK)
+            s = lsm_log_and_apply(t, &edit);
     }
     if (s == KURA_OK)
         s = io_crash_point(t->sh->io, "flush.after_manifest");
     if (s == KURA_OK) {
         t->imm = NULL;
+        t->has_imm_meta = false;
         mt_unref(imm);
         __atomic_add_fetch(&t->sh->flushes, 1, __ATOMIC_RELAXED);
         lsm_delete_obsolete(t, false);
@@ -252,6 +257,8 @@ static size_t batch_bytes(void *payload)
 
 kura_status lsm_flush(lsm_tree *t)
 {
+    if (t->opts.no_wal)
+        return lsm_flush_no_wal(t);
     /* Become the write leader, so no one inserts while the memtable is switched. */
     lsm_batch empty;
     lsm_batch_init(&empty);
@@ -368,7 +375,8 @@ void lsm_delete_obsolete(lsm_tree *t, bool tables_too)
         uint64_t num;
         bool del = false, wal = parse_number(names[i], ".log", &num);
         if (wal)
-            del = num < t->vs.log_number && num != t->wal_number;
+            del = num < t->vs.log_number && num != t->wal_number &&
+                  lsm_wal_seg_unneeded(t, num);
         else if (tables_too && parse_number(names[i], ".sst", &num))
             del = !live_table(t->vs.current, num); /* only at open: no flush in flight */
         else if (tables_too && !strncmp(names[i], "MANIFEST-", 9))

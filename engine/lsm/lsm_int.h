@@ -18,6 +18,19 @@
 
 struct compaction;
 
+/* A WAL segment and the highest sequence it holds (0: none). */
+typedef struct lsm_wal_seg {
+    uint64_t number, max_seq;
+} lsm_wal_seg;
+
+/* Records the highest sequence of segment `number` (mu held). */
+void lsm_note_wal_seg(lsm_tree *t, uint64_t number, uint64_t max_seq);
+/* lsm_flush of a no_wal tree (lsm_index.c): the checkpoint stays the last one recorded. */
+kura_status lsm_flush_no_wal(lsm_tree *t);
+/* Whether WAL segment `number` (below the log number) may be deleted: no index needs it.
+ * mu held. */
+bool lsm_wal_seg_unneeded(lsm_tree *t, uint64_t number);
+
 struct lsm_tree {
     lsm_shared *sh;
     lsm_options opts;
@@ -42,6 +55,20 @@ struct lsm_tree {
     uint64_t wal_number;
     wal_cq *cq;
     uint64_t wal_bytes_live; /* WAL segments not yet deleted (approximate) */
+
+    /* Secondary indexes (lsm_index.c). The commit hook runs on the group's leader after the
+     * memtable insert and before the group's sequences are published. */
+    lsm_commit_fn hook;        /* atomic pointer; NULL: none */
+    void *hook_arg;
+    uint64_t wal_last_seq;     /* the last sequence appended to the current segment (leader) */
+    uint64_t wal_retain_seq;   /* atomic: segments holding a later sequence are kept */
+    lsm_wal_seg *wal_segs;     /* closed segments' highest sequences (mu) */
+    size_t nwal_segs, wal_segs_cap;
+    /* no_wal trees: inserts are serialised by apply_mu (taken before mu); the checkpoint
+     * recorded with the flush of imm */
+    kmutex apply_mu;
+    kbuf imm_meta;
+    bool has_imm_meta;
 };
 
 /* vs_log_and_apply, keeping l0_files in step with the installed version. mu held. */

@@ -37,6 +37,8 @@ static kura_status replay_entry(void *arg, uint64_t seq, unsigned type, const ui
     replay_ctx *c = arg;
     if (seq > c->max_seq)
         c->max_seq = seq;
+    if (type == LSM_BATCH_IMAGE)
+        return KURA_OK; /* for the index layer's replay (lsm_wal_replay) */
     return mt_add(c->mem, seq, type, key, klen, val, vlen);
 }
 
@@ -60,7 +62,7 @@ static kura_status replay_one(lsm_tree *t, uint64_t number, replay_ctx *c, uint6
         return s;
     const uint8_t *rec;
     size_t len;
-    uint64_t end = 0, nrecs = 0;
+    uint64_t end = 0, nrecs = 0, seg_max = 0;
     while ((recorded < 0 || end < (uint64_t)recorded) &&
            (s = wal_reader_next(r, &rec, &len)) == KURA_OK) {
         snprintf(what, sizeof what, "%s: record at offset %llu", path,
@@ -70,6 +72,10 @@ static kura_status replay_one(lsm_tree *t, uint64_t number, replay_ctx *c, uint6
         /* an empty batch still consumed a sequence number */
         if (lsm_rep_count(rec) == 0 && lsm_rep_seq(rec) > c->max_seq)
             c->max_seq = lsm_rep_seq(rec);
+        uint32_t cnt = lsm_rep_count(rec);
+        uint64_t last = lsm_rep_seq(rec) + (cnt ? cnt - 1 : 0);
+        if (last > seg_max)
+            seg_max = last;
         end = wal_reader_end_offset(r);
         nrecs++;
     }
@@ -84,6 +90,7 @@ static kura_status replay_one(lsm_tree *t, uint64_t number, replay_ctx *c, uint6
                         path, (unsigned long long)end, (long long)recorded);
     if (s != KURA_OK && s != KURA_E_NOT_FOUND)
         return s;
+    lsm_note_wal_seg(t, number, seg_max);
     *end_out = end;
     *torn_out = torn && recorded < 0;
     *nrecs_out = nrecs;

@@ -56,9 +56,12 @@ kura_status lsm_new_wal(lsm_tree *t)
     kmutex_lock(&t->wal_mu);
     if (old)
         t->wal_bytes_live += wal_writer_size(old);
+    uint64_t old_number = t->wal_number;
     t->wal = w;
     t->wal_number = number;
     kmutex_unlock(&t->wal_mu);
+    if (old)
+        lsm_note_wal_seg(t, old_number, t->wal_last_seq);
     wal_writer_close(old);
     return KURA_OK;
 }
@@ -119,6 +122,8 @@ static size_t payload_bytes(void *payload)
 static kura_status insert_one(void *arg, uint64_t seq, unsigned type, const uint8_t *key,
                               size_t klen, const uint8_t *val, size_t vlen)
 {
+    if (type == LSM_BATCH_IMAGE)
+        return KURA_OK; /* for the WAL's readers only */
     return mt_add(arg, seq, type, key, klen, val, vlen);
 }
 
@@ -147,9 +152,18 @@ static kura_status commit_group(lsm_tree *t, wal_cq_waiter **group, size_t n)
         s = wal_writer_sync(t->wal);
     if (s == KURA_OK && sync)
         s = io_crash_point(t->sh->io, "wal.after_sync");
+    if (s == KURA_OK)
+        t->wal_last_seq = first + (total ? total : 1) - 1;
     for (size_t i = 0; i < n && s == KURA_OK; i++) {
         lsm_batch *b = group[i]->payload;
         s = lsm_rep_iterate(b->rep.data, b->rep.len, insert_one, t->mem, t->dir);
+    }
+    /* the index layer sees the batches before anyone can read them (lsm.h) */
+    lsm_commit_fn hook = __atomic_load_n(&t->hook, __ATOMIC_ACQUIRE);
+    for (size_t i = 0; i < n && s == KURA_OK && hook; i++) {
+        lsm_batch *b = group[i]->payload;
+        if (lsm_batch_count(b) > 0)
+            s = hook(t->hook_arg, t, b->rep.data, b->rep.len);
     }
     /* complete even on failure (a hole), so later sequences are not blocked forever */
     lsm_seq_complete(t->sh, first, first + (total ? total : 1) - 1);
@@ -165,6 +179,8 @@ static uint64_t batch_last_seq(const lsm_batch *b)
 
 kura_status lsm_write(lsm_tree *t, lsm_batch *b, bool sync)
 {
+    if (t->opts.no_wal)
+        return kura_err(KURA_E_INVALID, "%s: an index tree is written by its index only", t->dir);
     wal_cq_waiter w = {.payload = b, .sync = sync};
     if (!wal_cq_join(t->cq, &w)) {
         if (w.status != KURA_OK) { /* the leader's message is on the leader's thread */

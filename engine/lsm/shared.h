@@ -39,6 +39,13 @@ typedef struct lsm_options {
     uint64_t level1_bytes;
     uint64_t sstable_target_bytes;
     size_t (*prefix_len)(const uint8_t *ukey, size_t len); /* table prefix filter, or NULL */
+    /* A tree without a WAL of its own (a secondary index: lsm_apply, lsm_switch_memtable).
+     * What its memtable held when the process stopped is rebuilt by its owner from the WALs
+     * of other trees, from the checkpoint it recorded (lsm_user_meta). */
+    bool no_wal;
+    /* Keep WAL segments past the flush until lsm_set_wal_retain says they are not needed (a
+     * table with secondary indexes: its indexes are rebuilt from these segments). */
+    bool retain_wals;
 } lsm_options;
 
 typedef struct lsm_seq_range {

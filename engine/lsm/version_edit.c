@@ -17,6 +17,7 @@ enum {
     TAG_DELETED_FILE = 4,
     TAG_NEW_FILE = 5,
     TAG_WAL_END = 6,
+    TAG_USER_META = 7,
 };
 
 void edit_init(version_edit *e)
@@ -33,6 +34,7 @@ void edit_free(version_edit *e)
     free(e->added);
     free(e->deleted);
     free(e->wal_ends);
+    kbuf_free(&e->user_meta);
     edit_init(e);
 }
 
@@ -89,6 +91,15 @@ kura_status edit_add_wal_end(version_edit *e, uint64_t number, uint64_t end)
     return KURA_OK;
 }
 
+kura_status edit_set_user_meta(version_edit *e, const uint8_t *p, size_t len)
+{
+    e->user_meta.len = 0;
+    if (!kbuf_append(&e->user_meta, p, len))
+        return kura_err(KURA_E_NOMEM, "version edit: out of memory");
+    e->has_user_meta = true;
+    return KURA_OK;
+}
+
 kura_status edit_encode(const version_edit *e, kbuf *out)
 {
     bool ok = true;
@@ -105,6 +116,9 @@ kura_status edit_encode(const version_edit *e, kbuf *out)
     for (size_t i = 0; i < e->nwal_ends; i++)
         ok = ok && kbuf_put_varint(out, TAG_WAL_END) &&
              kbuf_put_varint(out, e->wal_ends[i].number) && kbuf_put_varint(out, e->wal_ends[i].end);
+    if (e->has_user_meta)
+        ok = ok && kbuf_put_varint(out, TAG_USER_META) &&
+             kbuf_put_lenbytes(out, e->user_meta.data, e->user_meta.len);
     for (size_t i = 0; i < e->nadded; i++) {
         const edit_file *f = &e->added[i];
         ok = ok && kbuf_put_varint(out, TAG_NEW_FILE) && kbuf_put_varint(out, (uint64_t)f->level) &&
@@ -177,6 +191,13 @@ kura_status edit_decode(version_edit *e, const uint8_t *p, size_t len, const cha
                 goto bad;
             if (edit_add_wal_end(e, v[0], v[1]) != KURA_OK)
                 return KURA_E_NOMEM;
+            break;
+        case TAG_USER_META:
+            if (!(p = dec_varint64(p, end, &v[0])) || v[0] > (uint64_t)(end - p))
+                goto bad;
+            if (edit_set_user_meta(e, p, (size_t)v[0]) != KURA_OK)
+                return KURA_E_NOMEM;
+            p += v[0];
             break;
         default:
             goto bad;

@@ -41,6 +41,10 @@ typedef struct version_edit {
     size_t ndeleted, deleted_cap;
     edit_wal_end *wal_ends;
     size_t nwal_ends, wal_ends_cap;
+    /* The owner's checkpoint (lsm_switch_memtable): opaque bytes the tree keeps for the layer
+     * above, e.g. how far an index has applied its base table's WALs; the last one wins. */
+    bool has_user_meta;
+    kbuf user_meta;
 } version_edit;
 
 void edit_init(version_edit *e);
@@ -51,6 +55,7 @@ kura_status edit_add_file(version_edit *e, int level, uint64_t number, uint64_t 
                           size_t llen);
 kura_status edit_delete_file(version_edit *e, int level, uint64_t number);
 kura_status edit_add_wal_end(version_edit *e, uint64_t number, uint64_t end);
+kura_status edit_set_user_meta(version_edit *e, const uint8_t *p, size_t len);
 
 /* Appends the encoding to out. */
 kura_status edit_encode(const version_edit *e, kbuf *out);

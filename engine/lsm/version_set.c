@@ -113,6 +113,8 @@ static kura_status snapshot_edit(version_set *vs, version_edit *e)
     e->log_number = vs->log_number;
     e->next_file = vs->next_file;
     e->last_seq = vs->last_seq;
+    if (vs->user_meta.len && edit_set_user_meta(e, vs->user_meta.data, vs->user_meta.len) != KURA_OK)
+        return kura_err(KURA_E_NOMEM, "%s: out of memory", vs->dir);
     for (size_t i = 0; i < vs->nwal_ends; i++) {
         kura_status s = edit_add_wal_end(e, vs->wal_ends[i].number, vs->wal_ends[i].end);
         if (s != KURA_OK)
@@ -210,7 +212,7 @@ static void absorb_wal_ends(version_set *vs, const version_edit *e)
             j++;
 }
 
-static void absorb_counters(version_set *vs, const version_edit *e)
+static kura_status absorb_counters(version_set *vs, const version_edit *e)
 {
     if (e->has_log_number && e->log_number > vs->log_number)
         vs->log_number = e->log_number;
@@ -218,7 +220,13 @@ static void absorb_counters(version_set *vs, const version_edit *e)
         vs->next_file = e->next_file;
     if (e->has_last_seq && e->last_seq > vs->last_seq)
         vs->last_seq = e->last_seq;
+    if (e->has_user_meta) {
+        vs->user_meta.len = 0;
+        if (!kbuf_append(&vs->user_meta, e->user_meta.data, e->user_meta.len))
+            return kura_err(KURA_E_NOMEM, "%s: out of memory", vs->dir);
+    }
     absorb_wal_ends(vs, e);
+    return KURA_OK;
 }
 
 /* Folds edit e into acc, which lists the live files as additions (files are opened only once
@@ -276,7 +284,7 @@ static kura_status recover(version_set *vs, const char *current)
         if (s == KURA_OK)
             s = accumulate(&acc, &e);
         if (s == KURA_OK)
-            absorb_counters(vs, &e);
+            s = absorb_counters(vs, &e);
         edit_free(&e);
         if (s != KURA_OK)
             break;
@@ -338,6 +346,7 @@ void vs_close(version_set *vs)
     free(vs->wal_ends);
     vs->wal_ends = NULL;
     vs->nwal_ends = vs->wal_ends_cap = 0;
+    kbuf_free(&vs->user_meta);
     wal_writer_close(vs->manifest);
     vs->manifest = NULL;
     version_unref(vs->current);
@@ -368,11 +377,11 @@ kura_status vs_log_and_apply(version_set *vs, version_edit *e)
         version_unref(v);
         return s;
     }
-    absorb_counters(vs, e);
+    s = absorb_counters(vs, e); /* only out of memory: the partition then turns read-only */
     mark_obsolete(vs->current, v);
     version_unref(vs->current);
     vs->current = v;
-    if (wal_writer_size(vs->manifest) > MANIFEST_ROTATE_BYTES)
+    if (s == KURA_OK && wal_writer_size(vs->manifest) > MANIFEST_ROTATE_BYTES)
         s = new_manifest(vs);
     return s;
 }

@@ -30,6 +30,7 @@ typedef struct version_set {
     bool created; /* vs_open made a new tree: no WAL segment exists yet */
     edit_wal_end *wal_ends; /* recorded ends of live WAL segments (see version_edit.h) */
     size_t nwal_ends, wal_ends_cap;
+    kbuf user_meta; /* the last recorded user checkpoint (empty: none) */
 } version_set;
 
 /* The recorded end of WAL segment `number`, or -1 if none was recorded. */
