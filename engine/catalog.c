@@ -38,7 +38,7 @@ kura_status catalog_write(kura_db *db)
     for (size_t i = 0; i < db->ntrees && ok; i++) {
         kura_tree *t = db->trees[i];
         n = snprintf(line, sizeof line, "tree %s %u %u\n", t->name, t->nparts,
-                     t->hash_prefixed ? 1u : 0u);
+                     (t->hash_prefixed ? 1u : 0u) | t->flags);
         ok = kbuf_append(&b, line, (size_t)n);
     }
     if (ok) {
@@ -88,7 +88,8 @@ kura_status catalog_load(kura_db *db)
             continue;
         }
         if (sscanf(line, "tree %255s %u %u", name, &parts, &flags) != 3 ||
-            !tree_name_valid(name) || parts < 1 || parts > 256 || flags > 1) {
+            !tree_name_valid(name) || parts < 1 || parts > 256 ||
+            (flags & ~(1u | TREE_NO_WAL | TREE_RETAIN_WALS))) {
             s = kura_err(KURA_E_CORRUPTION, "%s: malformed line %zu", path, lineno);
             break;
         }
@@ -101,6 +102,7 @@ kura_status catalog_load(kura_db *db)
         t->db = db;
         t->nparts = parts;
         t->hash_prefixed = flags & 1;
+        t->flags = flags & (TREE_NO_WAL | TREE_RETAIN_WALS);
         s = tree_open_parts(db, t, false);
         if (s != KURA_OK) {
             tree_close(t);

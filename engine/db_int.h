@@ -15,12 +15,19 @@
 #include "util/pool.h"
 #include "util/thread.h"
 
+/* Tree flags beyond hash_prefixed (docs/format/catalog.md): the item layer's trees only. */
+enum {
+    TREE_NO_WAL = 2,      /* a secondary index: written by the index layer, no WAL (lsm.h) */
+    TREE_RETAIN_WALS = 4, /* a table with indexes: WAL segments kept until they index it */
+};
+
 struct kura_tree {
     kura_db *db;
     char *name;
     char *dir;
     uint32_t nparts;
     bool hash_prefixed;
+    uint32_t flags; /* TREE_NO_WAL, TREE_RETAIN_WALS */
     lsm_tree **parts;
 };
 
@@ -78,6 +85,15 @@ void tree_close(kura_tree *t);
 kura_status trees_each_partition(kura_tree *const *trees, size_t ntrees,
                                  kura_status (*fn)(lsm_tree *));
 bool tree_name_valid(const char *name);
+/* The open tree called `name`: KURA_E_NOT_FOUND (no message) if there is none. */
+kura_status tree_find(kura_db *db, const char *name, kura_tree **tree_out);
+/* kura_tree_open with tree flags (TREE_NO_WAL, TREE_RETAIN_WALS), fixed at creation. */
+kura_status tree_open_flags(kura_db *db, const char *name, const kura_tree_options *topts,
+                            uint32_t flags, kura_tree **tree_out);
+/* Writes [put `val` (or delete when val is NULL), image `old`] under one key as one batch
+ * (engine/lsm/batch.h): the item layer's write to a table with indexes. */
+kura_status tree_write_imaged(kura_tree *t, const void *key, size_t klen, const void *val,
+                              size_t vlen, const void *old, size_t oldlen);
 /* An iterator like kura_iter_new's over partitions part_lo..part_hi (inclusive) only: Query
  * reads one partition, a Scan segment the partitions its hash range overlaps. */
 kura_status tree_iter_new(kura_tree *t, const kura_read_options *ro, uint32_t part_lo,

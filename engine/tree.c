@@ -14,7 +14,7 @@
 
 enum { MAX_KEY = 65535, MAX_VALUE = 64 << 20 };
 
-static lsm_options lsm_options_for(const kura_db *db, uint32_t nparts)
+static lsm_options lsm_options_for(const kura_db *db, uint32_t nparts, uint32_t flags)
 {
     const kura_options *o = &db->opts;
     lsm_options lo = {0};
@@ -32,6 +32,8 @@ static lsm_options lsm_options_for(const kura_db *db, uint32_t nparts)
     lo.l0_stop_trigger = o->l0_stop_trigger;
     lo.level1_bytes = o->level1_bytes;
     lo.sstable_target_bytes = o->sstable_target_bytes;
+    lo.no_wal = flags & TREE_NO_WAL;
+    lo.retain_wals = flags & TREE_RETAIN_WALS;
     return lo;
 }
 
@@ -42,7 +44,7 @@ kura_status tree_open_parts(kura_db *db, kura_tree *t, bool create)
     if (!(t->dir = strdup(path)) || !(t->parts = calloc(t->nparts, sizeof *t->parts)))
         return kura_err(KURA_E_NOMEM, "tree %s: out of memory", t->name);
     kura_status s = create ? io_mkdir(db->io, t->dir) : KURA_OK;
-    lsm_options lo = lsm_options_for(db, t->nparts);
+    lsm_options lo = lsm_options_for(db, t->nparts, t->flags);
     uint64_t max_seq = 0;
     for (uint32_t p = 0; p < t->nparts && s == KURA_OK; p++) {
         snprintf(path, sizeof path, "%s/p%04u", t->dir, p);
@@ -81,8 +83,25 @@ static kura_tree *find_tree(kura_db *db, const char *name)
     return NULL;
 }
 
+kura_status tree_find(kura_db *db, const char *name, kura_tree **tree_out)
+{
+    kmutex_lock(&db->mu);
+    kura_tree *t = find_tree(db, name);
+    kmutex_unlock(&db->mu);
+    if (!t)
+        return KURA_E_NOT_FOUND;
+    *tree_out = t;
+    return KURA_OK;
+}
+
 kura_status kura_tree_open(kura_db *db, const char *name, const kura_tree_options *topts,
                            kura_tree **tree_out)
+{
+    return tree_open_flags(db, name, topts, 0, tree_out);
+}
+
+kura_status tree_open_flags(kura_db *db, const char *name, const kura_tree_options *topts,
+                            uint32_t flags, kura_tree **tree_out)
 {
     if (!tree_name_valid(name))
         return kura_err(KURA_E_INVALID,
@@ -116,6 +135,7 @@ kura_status kura_tree_open(kura_db *db, const char *name, const kura_tree_option
     t->db = db;
     t->nparts = parts;
     t->hash_prefixed = topts && topts->hash_prefixed_keys;
+    t->flags = flags;
     s = tree_open_parts(db, t, true);
     if (s == KURA_OK) {
         db->trees[db->ntrees++] = t;
@@ -263,6 +283,23 @@ kura_status kura_put(kura_tree *t, const kura_write_options *wo, const void *key
     if ((s = lsm_batch_put(b, key, klen, val, vlen)) != KURA_OK)
         return s;
     return lsm_write(t->parts[kura_tree_partition_of(t, key, klen)], b, want_sync(t, wo));
+}
+
+kura_status tree_write_imaged(kura_tree *t, const void *key, size_t klen, const void *val,
+                              size_t vlen, const void *old, size_t oldlen)
+{
+    kura_status s = check_key(t, klen);
+    if (s != KURA_OK)
+        return s;
+    lsm_batch *b = thread_batch();
+    if (!b)
+        return kura_err(KURA_E_NOMEM, "write: out of memory");
+    s = val ? lsm_batch_put(b, key, klen, val, vlen) : lsm_batch_delete(b, key, klen);
+    if (s == KURA_OK)
+        s = lsm_batch_image(b, key, klen, old, oldlen);
+    if (s != KURA_OK)
+        return s;
+    return lsm_write(t->parts[kura_tree_partition_of(t, key, klen)], b, want_sync(t, NULL));
 }
 
 kura_status kura_delete(kura_tree *t, const kura_write_options *wo, const void *key, size_t klen)

@@ -406,6 +406,49 @@ typedef enum kura_billing_mode {
     KURA_BILLING_PAY_PER_REQUEST,
 } kura_billing_mode;
 
+/* ---- Secondary indexes (index/, docs/architecture.md "Secondary indexes") ---------------- */
+
+typedef enum kura_projection_type {
+    KURA_PROJECTION_UNSET = 0, /* not given: a ValidationException, as in DynamoDB */
+    KURA_PROJECTION_ALL,
+    KURA_PROJECTION_KEYS_ONLY,
+    KURA_PROJECTION_INCLUDE,
+} kura_projection_type;
+
+typedef struct kura_projection {
+    kura_projection_type projection_type;
+    const char *const *non_key_attributes; /* INCLUDE only; borrowed */
+    size_t non_key_attributes_count;
+} kura_projection;
+
+/* One LocalSecondaryIndex or GlobalSecondaryIndex of CreateTable (or UpdateTable's
+ * GlobalSecondaryIndexUpdates Create). An LSI's key schema is the table's HASH attribute and
+ * one RANGE attribute; a GSI's is 1..4 HASH attributes then 0..4 RANGE attributes (DynamoDB's
+ * multi-attribute keys), in the order written. Borrowed for the call. */
+typedef struct kura_index_def {
+    const char *index_name;
+    const kura_key_schema_element *key_schema;
+    size_t key_schema_count;
+    kura_projection projection;
+    bool has_provisioned_throughput; /* GSI only */
+    uint64_t read_capacity_units, write_capacity_units;
+} kura_index_def;
+
+/* What DescribeTable says of one index; owned by the table description. */
+typedef struct kura_index_description {
+    char *index_name;
+    char *index_arn; /* <table arn>/index/<name> */
+    kura_key_schema_element *key_schema; /* names owned */
+    size_t key_schema_count;
+    kura_projection_type projection_type;
+    char **non_key_attributes; /* owned */
+    size_t non_key_attributes_count;
+    const char *index_status; /* static: "CREATING", "ACTIVE", "DELETING" (GSIs) */
+    bool backfilling;         /* GSI being created: the backfill is running */
+    uint64_t item_count, index_size_bytes;
+    uint64_t read_capacity_units, write_capacity_units; /* GSI, 0 with PAY_PER_REQUEST */
+} kura_index_description;
+
 typedef struct kura_create_table_req {
     const char *table_name;
     const kura_attribute_definition *attribute_definitions;
@@ -417,6 +460,10 @@ typedef struct kura_create_table_req {
     uint64_t read_capacity_units, write_capacity_units;
     bool deletion_protection_enabled;
     uint32_t partitions; /* kura: hash partitions of the table, 0 = kura_options default */
+    const kura_index_def *local_secondary_indexes; /* 0..5 */
+    size_t local_secondary_indexes_count;
+    const kura_index_def *global_secondary_indexes; /* 0..20 */
+    size_t global_secondary_indexes_count;
 } kura_create_table_req;
 
 typedef struct kura_update_table_req {
@@ -447,6 +494,10 @@ typedef struct kura_table_description {
     uint64_t item_count;       /* exact, counted when the table changed since the last count */
     uint64_t table_size_bytes; /* sum of the items' DynamoDB sizes */
     uint32_t partitions;
+    kura_index_description *local_secondary_indexes; /* NULL when none */
+    size_t local_secondary_indexes_count;
+    kura_index_description *global_secondary_indexes; /* NULL when none */
+    size_t global_secondary_indexes_count;
 } kura_table_description;
 
 void kura_table_description_free(kura_table_description *d);

@@ -1,0 +1,86 @@
+/*
+ * runtime.h - the indexes of one table at run time: the narrow interface through which the
+ * engine owns them (docs/architecture.md, "Secondary indexes").
+ *
+ * The engine opens a table's base partitions with retain_wals and its index trees with no_wal
+ * (engine/lsm/lsm.h), writes every item change as a batch [put|delete, image of the old item],
+ * and hands the runtime the partitions. The runtime then
+ *   - at open, replays every base partition's WAL from the indexes' durable checkpoints into
+ *     the index trees (an index tree holds only what its flushes made durable);
+ *   - on every committed base batch (the partition's commit hook, in its commit order, before
+ *     the batch is visible) applies the LSI changes at once, so an LSI read after a write
+ *     sees it, and queues the batch for the GSI applier thread, which applies it later: GSI
+ *     reads are eventually consistent, as in DynamoDB. A full queue blocks the base writers
+ *     (back-pressure: the queue, the retained WAL and the memory stay bounded);
+ *   - switches an index's memtables all at once, recording in every partition's manifest
+ *     the vector of base sequences applied so far (its checkpoint), and tells each base
+ *     partition which WAL segments the indexes no longer need.
+ * Every index entry carries the sequence number of the base write it comes from.
+ *
+ * Thread safety: all functions may be called from any thread once idx_rt_open returned;
+ * idx_rt_close must not race with the others.
+ */
+#ifndef KURA_INDEX_RUNTIME_H
+#define KURA_INDEX_RUNTIME_H
+
+#include "engine/lsm/lsm.h"
+#include "index/index.h"
+
+typedef struct idx_runtime idx_runtime;
+
+/* One index: its definition and its tree's partitions (both borrowed: they must outlive the
+ * runtime). */
+typedef struct idx_rt_index {
+    const idx_def *def;
+    lsm_tree **parts;
+    uint32_t nparts;
+} idx_rt_index;
+
+typedef struct idx_rt_args {
+    const char *table_name;   /* for messages; copied */
+    key_schema ks;            /* the table's key; names copied */
+    lsm_shared *sh;
+    bool sync;                /* base WALs are synced before their batches are applied */
+    lsm_tree **base;          /* the table's partitions, borrowed */
+    uint32_t nbase;
+    const idx_rt_index *indexes;
+    uint32_t nindexes;
+    size_t queue_bytes;       /* GSI backlog that blocks writers; 0: 32 MiB */
+    size_t switch_bytes;      /* base bytes applied to an index before a checkpoint; 0: 64 MiB */
+} idx_rt_args;
+
+/* Recovers the indexes from the base WALs, installs the commit hooks, starts the GSI applier.
+ * Errors: storage errors of the replay (with the file and offset for corruption). */
+kura_status idx_rt_open(const idx_rt_args *a, idx_runtime **rt_out);
+
+/* Applies what is queued, records a checkpoint of every index (memtables flushed), releases
+ * the WAL they no longer need, removes the hooks and stops the applier. NULL ok. */
+kura_status idx_rt_close(idx_runtime *rt);
+
+/* What a crash leaves: removes the hooks, stops the applier without applying what is queued,
+ * records no checkpoint, frees the runtime (crash tests). NULL ok. */
+void idx_rt_drop(idx_runtime *rt);
+
+/* Blocks until index `i` has applied every base write committed before the call, or
+ * `timeout_ms` passed (KURA_E_BUSY). For an LSI it returns at once. */
+kura_status idx_rt_wait(idx_runtime *rt, uint32_t i, uint64_t timeout_ms);
+
+typedef struct idx_rt_stats {
+    uint64_t lag_writes;   /* base batches committed but not yet applied to the index */
+    uint64_t lag_ms;       /* age of the oldest of them (0 when none) */
+    uint64_t applied;      /* base batches applied since open */
+    uint64_t queue_bytes;  /* the GSI backlog's size */
+    uint64_t checkpoints;  /* checkpoints recorded since open */
+    kura_status error;     /* KURA_OK, or what stopped the applier */
+} idx_rt_stats;
+void idx_rt_stats_get(idx_runtime *rt, uint32_t i, idx_rt_stats *st);
+
+/* Records a checkpoint of every index now and waits for it to be durable; then lets the base
+ * partitions drop the WAL segments no index needs. (kura_close, tests of WAL retention.) */
+kura_status idx_rt_checkpoint(idx_runtime *rt);
+
+/* Stops (true) or resumes (false) the GSI applier: tests of lag, retention and
+ * back-pressure. */
+void idx_rt_pause(idx_runtime *rt, bool paused);
+
+#endif

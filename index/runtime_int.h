@@ -1,0 +1,90 @@
+/*
+ * runtime_int.h - what runtime.c (open, close, checkpoints), apply.c (base batches turned
+ * into index entries) and applier.c (the GSI queue and its thread) share.
+ */
+#ifndef KURA_INDEX_RUNTIME_INT_H
+#define KURA_INDEX_RUNTIME_INT_H
+
+#include <pthread.h>
+
+#include "index/runtime.h"
+#include "util/thread.h"
+
+typedef struct rt_index {
+    const idx_def *def;
+    lsm_tree **parts;
+    uint32_t nparts;
+    uint64_t *applied;      /* [nbase], atomic: base partition b's batches up to this sequence
+                             * are in the index's memtables (written by one thread per b) */
+    uint64_t since_switch;  /* atomic: base bytes applied since the last checkpoint */
+    uint64_t checkpoints;   /* atomic */
+} rt_index;
+
+/* The commit hook's argument: which base partition. */
+typedef struct rt_base {
+    idx_runtime *rt;
+    uint32_t b;
+} rt_base;
+
+/* A base batch waiting for the GSI applier. */
+typedef struct rt_rec {
+    struct rt_rec *next;
+    uint32_t b;
+    uint64_t t_ns; /* when it was queued */
+    size_t len;
+    uint8_t rep[];
+} rt_rec;
+
+struct idx_runtime {
+    char *table_name;
+    char *pk_name, *sk_name;
+    key_schema ks;
+    lsm_shared *sh;
+    bool sync;
+    lsm_tree **base;
+    uint32_t nbase;
+    rt_base *bctx;
+    rt_index *ix;
+    uint32_t nix;
+    bool has_lsi, has_gsi;
+    size_t switch_bytes;
+    /* Appliers (LSI hooks, the GSI applier, recovery) hold it shared while they insert; a
+     * checkpoint holds it exclusively, so the memtables it switches hold nothing newer than
+     * the applied vector it records. Writer-preferring. */
+    pthread_rwlock_t lock;
+
+    /* the GSI queue (qmu) */
+    kmutex qmu;
+    kcond qcv;            /* queue changed: a record, room, a record applied, stop */
+    rt_rec *head, *tail;
+    size_t qbytes, qmax;
+    uint64_t enqueued, done; /* records queued / applied (or dropped after an error) */
+    uint64_t cur_t_ns;       /* queue time of the record being applied, 0 if none */
+    bool stop, paused, thread_started;
+    kura_status error;       /* the applier's first failure; later records are dropped */
+    char error_msg[256];
+    uint64_t applied_count;
+    kthread thread;
+};
+
+/* apply.c: applies the batch `rep` of base partition b to the indexes of the given kind
+ * (IDX_LOCAL or IDX_GLOBAL; -1: every index whose applied[b] is below the batch, the replay at
+ * open), holding the lock shared, and advances their applied vectors. */
+kura_status rt_apply_batch(idx_runtime *rt, uint32_t b, const uint8_t *rep, size_t len, int kind);
+/* Records a checkpoint of index x if its memtables are full or it applied switch_bytes
+ * since the last one (force: always). Takes the lock exclusively. */
+kura_status rt_maybe_checkpoint(idx_runtime *rt, rt_index *x, bool force);
+/* The durable checkpoint of x into out[nbase]: per base partition the smallest sequence its
+ * partitions recorded (0 where one recorded none). */
+kura_status rt_durable(idx_runtime *rt, const rt_index *x, uint64_t *out);
+/* Lets every base partition drop the WAL segments that every index has durably applied. */
+void rt_release_wals(idx_runtime *rt);
+
+/* applier.c */
+kura_status rt_applier_start(idx_runtime *rt);
+/* Applies or drops what is queued, then stops the thread. */
+void rt_applier_stop(idx_runtime *rt);
+/* The commit hook's GSI half: queues a copy of the batch; blocks while the queue is full. */
+kura_status rt_enqueue(idx_runtime *rt, uint32_t b, const uint8_t *rep, size_t len);
+
+#endif
