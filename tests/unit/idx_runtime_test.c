@@ -213,6 +213,7 @@ static void test_lsi_now_gsi_after_wait(void **state)
     /* delete */
     write_item(f, NULL, a3);
     assert_false(has_entry(f, &f->lsi_def, f->lsi, NBASE, a3));
+    assert_kura_ok(idx_rt_wait(f->rt, 1, 10000));
     idx_rt_stats st;
     idx_rt_stats_get(f->rt, 1, &st);
     assert_int_equal(st.lag_writes, 0);
