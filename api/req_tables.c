@@ -3,10 +3,12 @@
  * DescribeTable, DeleteTable, ListTables and UpdateTable (their request schemas, decoding
  * into the kura.h structs, and the TableDescription object of the responses).
  *
- * Secondary indexes (GlobalSecondaryIndexes, LocalSecondaryIndexes,
- * GlobalSecondaryIndexUpdates) are checked for structure like every other parameter and then
- * refused with a ValidationException saying so: kura does not have them yet, and silently
- * creating a table without its indexes would break the caller later.
+ * CreateTable's LocalSecondaryIndexes and GlobalSecondaryIndexes are decoded into the C API's
+ * index definitions, which the engine checks with DynamoDB's messages (and, until index
+ * maintenance is in the build, refuses after every check: engine/table_ddl.c); descriptions
+ * list them as DynamoDB does. UpdateTable's GlobalSecondaryIndexUpdates are checked for
+ * structure and then refused with a ValidationException saying so: kura cannot add or remove
+ * indexes yet, and silently ignoring them would break the caller later.
  *
  * kura's own CreateTable parameter KuraPartitions (1..256) sets the table's hash partitions.
  */
@@ -16,6 +18,8 @@
 #include "api/api_int.h"
 
 #define MSG_NO_INDEXES "kura does not support secondary indexes yet"
+#define F_LSI "LocalSecondaryIndexes"
+#define F_GSI "GlobalSecondaryIndexes"
 
 static const char *const enum_attr_type[] = {"B", "N", "S", NULL};
 static const char *const enum_key_type[] = {"HASH", "RANGE", NULL};
@@ -52,17 +56,6 @@ static const api_field key_elem = {.name = "member",
                                    .flags = 0,
                                    .subtype = "KeySchemaElement",
                                    .fields = key_elem_fields};
-/* Index key schemas: KeyType is checked by the index validation, not as an enum. */
-static const api_field index_key_elem_fields[] = {
-    {.name = "AttributeName", .type = AT_STRING, .flags = AF_NOT_NULL},
-    {.name = "KeyType", .type = AT_STRING, .flags = AF_NOT_NULL},
-    API_F_END,
-};
-static const api_field index_key_elem = {.name = "member",
-                                         .type = AT_VSTRUCT,
-                                         .flags = 0,
-                                         .subtype = "KeySchemaElement",
-                                         .fields = index_key_elem_fields};
 static const api_field throughput_fields[] = {
     {.name = "WriteCapacityUnits", .type = AT_LONG, .flags = AF_NOT_NULL | AF_MIN, .min = 1},
     {.name = "ReadCapacityUnits", .type = AT_LONG, .flags = AF_NOT_NULL | AF_MIN, .min = 1},
@@ -92,9 +85,13 @@ static const api_field projection_fields[] = {
         .name = "Projection", .type = AT_FSTRUCT, .flags = AF_NOT_NULL, .subtype = "Projection",   \
         .fields = projection_fields                                                                \
     }
+/* Index key schemas are KeySchemaElements like the table's, KeyType an enum too (dynalite
+ * leaves it unchecked and lets the index checks refuse it; DynamoDB, as moto records it,
+ * answers "Value 'X' at 'globalSecondaryIndexes.1.member.keySchema.1.member.keyType' failed to
+ * satisfy constraint: Member must satisfy enum value set: [HASH, RANGE]"). */
 #define F_INDEX_KEYS(m_)                                                                           \
     {                                                                                              \
-        .name = "KeySchema", .type = AT_LIST, .flags = AF_NOT_NULL, .elem = &index_key_elem,       \
+        .name = "KeySchema", .type = AT_LIST, .flags = AF_NOT_NULL, .elem = &key_elem,             \
         .min_len = 1, .max_len = m_                                                                \
     }
 
@@ -153,20 +150,77 @@ static jd_t *name_pair(jd_doc *doc, const char *name, const char *key, const cha
     return o;
 }
 
+static const char *projection_str(kura_projection_type t)
+{
+    return t == KURA_PROJECTION_ALL ? "ALL" : t == KURA_PROJECTION_KEYS_ONLY ? "KEYS_ONLY"
+                                                                             : "INCLUDE";
+}
+
+static jd_t *keys_json(jd_doc *doc, const kura_key_schema_element *ks, size_t n)
+{
+    jd_t *keys = jd_array(doc);
+    for (size_t i = 0; keys && i < n; i++)
+        if (jd_array_append(keys, name_pair(doc, ks[i].attribute_name, "KeyType",
+                                            ks[i].range ? "RANGE" : "HASH")) != 0)
+            return NULL;
+    return keys;
+}
+
+/* One entry of LocalSecondaryIndexes / GlobalSecondaryIndexes, members in DynamoDB's order
+ * (DynamoDB Local 1.25.1 and the API reference; DynamoDB Local leaves NumberOfDecreasesToday
+ * out of a GSI's ProvisionedThroughput, DynamoDB and kura's table-level one have it). */
+static jd_t *index_json(jd_doc *doc, const kura_index_description *x, bool global)
+{
+    jd_t *o = jd_object(doc), *proj = jd_object(doc), *nka = NULL;
+    bool ok = o && proj &&
+              jd_object_set(proj, "ProjectionType",
+                            jd_string(doc, projection_str(x->projection_type))) == 0;
+    if (ok && x->non_key_attributes_count) {
+        ok = (nka = jd_array(doc)) && jd_object_set(proj, "NonKeyAttributes", nka) == 0;
+        for (size_t i = 0; ok && i < x->non_key_attributes_count; i++)
+            ok = jd_array_append(nka, jd_string(doc, x->non_key_attributes[i])) == 0;
+    }
+    ok = ok && jd_object_set(o, "IndexName", jd_string(doc, x->index_name)) == 0 &&
+         jd_object_set(o, "KeySchema", keys_json(doc, x->key_schema, x->key_schema_count)) == 0 &&
+         jd_object_set(o, "Projection", proj) == 0;
+    if (ok && global) {
+        jd_t *pt = jd_object(doc);
+        ok = pt && jd_object_set(o, "IndexStatus", jd_string(doc, x->index_status)) == 0 &&
+             (!x->backfilling || jd_object_set(o, "Backfilling", jd_true(doc)) == 0) &&
+             jd_object_set(pt, "NumberOfDecreasesToday", jd_integer(doc, 0)) == 0 &&
+             jd_object_set(pt, "ReadCapacityUnits",
+                           jd_integer(doc, (jd_int_t)x->read_capacity_units)) == 0 &&
+             jd_object_set(pt, "WriteCapacityUnits",
+                           jd_integer(doc, (jd_int_t)x->write_capacity_units)) == 0 &&
+             jd_object_set(o, "ProvisionedThroughput", pt) == 0;
+    }
+    ok = ok &&
+         jd_object_set(o, "IndexSizeBytes", jd_integer(doc, (jd_int_t)x->index_size_bytes)) == 0 &&
+         jd_object_set(o, "ItemCount", jd_integer(doc, (jd_int_t)x->item_count)) == 0 &&
+         jd_object_set(o, "IndexArn", jd_string(doc, x->index_arn)) == 0;
+    return ok ? o : NULL;
+}
+
+/* o[key] = the list of index descriptions, when there are any. */
+static bool indexes_json(jd_doc *doc, jd_t *o, const char *key,
+                         const kura_index_description *xs, size_t n, bool global)
+{
+    jd_t *arr = n ? jd_array(doc) : NULL;
+    for (size_t i = 0; arr && i < n; i++)
+        if (jd_array_append(arr, index_json(doc, &xs[i], global)) != 0)
+            return false;
+    return n == 0 || (arr && jd_object_set(o, key, arr) == 0);
+}
+
 static jd_t *desc_json(jd_doc *doc, const kura_table_description *d)
 {
-    jd_t *o = jd_object(doc), *defs = jd_array(doc), *keys = jd_array(doc);
-    jd_t *pt = jd_object(doc);
+    jd_t *o = jd_object(doc), *defs = jd_array(doc);
+    jd_t *keys = keys_json(doc, d->key_schema, d->key_schema_count), *pt = jd_object(doc);
     bool ok = o && defs && keys && pt;
     for (size_t i = 0; ok && i < d->attribute_definitions_count; i++) {
         const kura_attribute_definition *a = &d->attribute_definitions[i];
         ok = jd_array_append(defs, name_pair(doc, a->attribute_name, "AttributeType",
                                              val_type_name(a->attribute_type))) == 0;
-    }
-    for (size_t i = 0; ok && i < d->key_schema_count; i++) {
-        const kura_key_schema_element *k = &d->key_schema[i];
-        ok = jd_array_append(keys, name_pair(doc, k->attribute_name, "KeyType",
-                                             k->range ? "RANGE" : "HASH")) == 0;
     }
     ok = ok && jd_object_set(pt, "NumberOfDecreasesToday", jd_integer(doc, 0)) == 0 &&
          jd_object_set(pt, "ReadCapacityUnits",
@@ -192,6 +246,11 @@ static jd_t *desc_json(jd_doc *doc, const kura_table_description *d)
                                jd_real(doc, d->last_update_to_pay_per_request_date_time)) == 0;
         ok = ok && jd_object_set(o, "BillingModeSummary", b) == 0;
     }
+    ok = ok &&
+         indexes_json(doc, o, "LocalSecondaryIndexes", d->local_secondary_indexes,
+                      d->local_secondary_indexes_count, false) &&
+         indexes_json(doc, o, "GlobalSecondaryIndexes", d->global_secondary_indexes,
+                      d->global_secondary_indexes_count, true);
     ok = ok && jd_object_set(o, "DeletionProtectionEnabled",
                              jd_boolean(doc, d->deletion_protection_enabled)) == 0;
     return ok ? o : NULL;
@@ -235,26 +294,83 @@ static const api_field create_schema[] = {
      .elem = &key_elem,
      .min_len = 1,
      .max_len = 2},
-    {.name = "LocalSecondaryIndexes", .type = AT_LIST, .flags = 0, .elem = &lsi},
-    {.name = "GlobalSecondaryIndexes", .type = AT_LIST, .flags = 0, .elem = &gsi},
+    {.name = F_LSI, .type = AT_LIST, .flags = 0, .elem = &lsi},
+    {.name = F_GSI, .type = AT_LIST, .flags = 0, .elem = &gsi},
     API_F_BOOL("DeletionProtectionEnabled"),
     {.name = "KuraPartitions", .type = AT_INTEGER, .flags = AF_MIN | AF_MAX, .min = 1, .max = 256},
     API_F_END,
 };
 
+static kura_projection_type decode_projection_type(const char *t)
+{
+    if (!t) return KURA_PROJECTION_UNSET;
+    return strcmp(t, "ALL") == 0         ? KURA_PROJECTION_ALL
+           : strcmp(t, "KEYS_ONLY") == 0 ? KURA_PROJECTION_KEYS_ONLY
+                                         : KURA_PROJECTION_INCLUDE;
+}
+
+/* The (schema-checked) index list `list` as kura_index_defs in *out: NULL when the member is
+ * absent, else one malloc'ed block (at least one byte, also for an empty list, which the
+ * engine refuses) holding the definitions, their key schemas and NonKeyAttributes pointers;
+ * the strings stay in the request. The caller frees *out. */
+static kura_status decode_indexes(const jd_t *list, kura_index_def **out)
+{
+    size_t n = jd_array_size(list), nkeys = 0, nnka = 0;
+    *out = NULL;
+    if (!list) return KURA_OK;
+    for (size_t i = 0; i < n; i++) {
+        const jd_t *x = jd_array_get(list, i);
+        nkeys += jd_array_size(jd_object_get(x, "KeySchema"));
+        nnka += jd_array_size(jd_object_get(jd_object_get(x, "Projection"), "NonKeyAttributes"));
+    }
+    kura_index_def *defs = calloc(1, n * sizeof *defs + nkeys * sizeof(kura_key_schema_element) +
+                                         nnka * sizeof(const char *) + 1);
+    if (!defs) return API_NOMEM();
+    kura_key_schema_element *ks = (kura_key_schema_element *)(defs + n);
+    const char **names = (const char **)(ks + nkeys);
+    for (size_t i = 0; i < n; i++) {
+        const jd_t *x = jd_array_get(list, i), *keys = jd_object_get(x, "KeySchema");
+        const jd_t *proj = jd_object_get(x, "Projection");
+        const jd_t *nka = jd_object_get(proj, "NonKeyAttributes");
+        kura_index_def *d = &defs[i];
+        d->index_name = api_str(x, "IndexName");
+        d->key_schema = ks;
+        d->key_schema_count = jd_array_size(keys);
+        for (size_t j = 0; j < d->key_schema_count; j++, ks++) {
+            ks->attribute_name = api_str(jd_array_get(keys, j), "AttributeName");
+            ks->range = strcmp(api_str(jd_array_get(keys, j), "KeyType"), "RANGE") == 0;
+        }
+        d->projection.projection_type = decode_projection_type(api_str(proj, "ProjectionType"));
+        d->projection.non_key_attributes = nka ? names : NULL;
+        d->projection.non_key_attributes_count = jd_array_size(nka);
+        for (size_t j = 0; j < jd_array_size(nka); j++)
+            *names++ = jd_string_value(jd_array_get(nka, j));
+        decode_throughput(x, &d->has_provisioned_throughput, &d->read_capacity_units,
+                          &d->write_capacity_units);
+    }
+    *out = defs;
+    return KURA_OK;
+}
+
 static kura_status run_create(api_call *c)
 {
     const jd_t *defs = jd_object_get(c->req, "AttributeDefinitions");
     const jd_t *keys = jd_object_get(c->req, "KeySchema");
-    if (jd_object_get(c->req, "LocalSecondaryIndexes") ||
-        jd_object_get(c->req, "GlobalSecondaryIndexes"))
-        return api_err(KURA_E_INVALID, MSG_NO_INDEXES);
+    kura_index_def *lsis = NULL, *gsis = NULL;
+    kura_status s = decode_indexes(jd_object_get(c->req, F_LSI), &lsis);
+    if (s == KURA_OK) s = decode_indexes(jd_object_get(c->req, F_GSI), &gsis);
+    if (s != KURA_OK) {
+        free(lsis);
+        return s;
+    }
     size_t ndefs = jd_array_size(defs), nkeys = jd_array_size(keys);
     kura_attribute_definition *ad = calloc(ndefs + 1, sizeof *ad);
     kura_key_schema_element *ks = calloc(nkeys + 1, sizeof *ks);
     if (!ad || !ks) {
         free(ad);
         free(ks);
+        free(lsis);
+        free(gsis);
         return API_NOMEM();
     }
     for (size_t i = 0; i < ndefs; i++) {
@@ -277,13 +393,19 @@ static kura_status run_create(api_call *c)
         .billing_mode = decode_billing(c->req),
         .deletion_protection_enabled = api_bool(c->req, "DeletionProtectionEnabled", false),
         .partitions = (uint32_t)jd_integer_value(jd_object_get(c->req, "KuraPartitions")),
+        .local_secondary_indexes = lsis,
+        .local_secondary_indexes_count = jd_array_size(jd_object_get(c->req, F_LSI)),
+        .global_secondary_indexes = gsis,
+        .global_secondary_indexes_count = jd_array_size(jd_object_get(c->req, F_GSI)),
     };
     decode_throughput(c->req, &req.has_provisioned_throughput, &req.read_capacity_units,
                       &req.write_capacity_units);
     kura_table_description d;
-    kura_status s = put_desc(c, "TableDescription", kura_create_table(c->db, &req, &d), &d);
+    s = put_desc(c, "TableDescription", kura_create_table(c->db, &req, &d), &d);
     free(ad);
     free(ks);
+    free(lsis);
+    free(gsis);
     return s;
 }
 

@@ -4,6 +4,7 @@
  */
 #include "engine/db_int.h"
 #include "engine/table.h"
+#include "engine/table_index.h"
 
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -98,6 +99,7 @@ static void *syncer_main(void *arg)
 
 static void db_free(kura_db *db)
 {
+    tables_close_indexes(db); /* an open that failed after loading tables */
     tables_free(db);
     kcond_destroy(&db->tables_cv);
     kmutex_destroy(&db->tables_mu);
@@ -205,6 +207,7 @@ kura_status kura_close(kura_db *db)
     if (db->syncer_started)
         kthread_join(db->syncer);
     table_counts_stop(db); /* before the trees they read close */
+    tables_close_indexes(db); /* their last checkpoint, before the trees close */
     kura_status first = KURA_OK;
     for (size_t i = 0; i < db->ntrees; i++) {
         kura_tree *t = db->trees[i];

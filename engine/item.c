@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "engine/get_encoded.h"
+#include "engine/table_index.h"
 #include "util/status.h"
 
 /* ---- Shared request checks -------------------------------------------------------------- */
@@ -142,11 +143,12 @@ kura_status item_write_locked(kura_table *t, const uint8_t *skey, size_t klen,
     bool found = false;
     kmutex *mu = table_item_lock(t, skey, klen);
     kmutex_lock(mu);
+    read_old |= table_has_indexes(t); /* its indexes are maintained from the old image */
     kura_status s = read_old ? table_read(t, NULL, skey, klen, old, &found) : KURA_OK;
     if (s == KURA_OK && cond && !expr_eval_condition(cond, found ? old : NULL))
         s = kura_err(KURA_E_CONDITION_FAILED, "The conditional request failed");
     if (s == KURA_OK)
-        s = table_write(t, skey, klen, item);
+        s = table_write(t, skey, klen, item, found ? old : NULL);
     kmutex_unlock(mu);
     *found_out = found;
     return s;
@@ -260,6 +262,8 @@ static kura_status single_write_run(kura_db *db, const single_write *w,
     s = table_acquire(db, w->table_name, &t);
     if (s == KURA_OK)
         s = key_build(&t->ks, w->m, w->is_put ? KEY_FROM_ITEM : KEY_FROM_KEY, &key);
+    if (s == KURA_OK && w->is_put)
+        s = table_index_check_item(t, w->m);
     if (s == KURA_OK) {
         bool read_old = ex.cond || w->rv == KURA_RETURN_ALL_OLD ||
                         w->rv_on_failure == KURA_RETURN_ALL_OLD || w->rcc != KURA_CAPACITY_NONE;

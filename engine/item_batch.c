@@ -16,6 +16,7 @@
  * a whole, as DynamoDB); the old item is read only to charge capacity.
  */
 #include "engine/item_int.h"
+#include "engine/table_index.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -342,6 +343,8 @@ kura_status kura_batch_write_item(kura_db *db, const kura_batch_write_req *req,
         return s;
     for (size_t i = 0; i < n && s == KURA_OK; i++) {
         s = batch_write_key(tables[i], &req->requests[i], &keys[i]);
+        if (s == KURA_OK && !req->requests[i].is_delete)
+            s = table_index_check_item(tables[i], req->requests[i].item);
         for (size_t j = 0; j < i && s == KURA_OK; j++)
             if (tables[j] == tables[i] && keys[j].len == keys[i].len &&
                 !memcmp(keys[j].data, keys[i].data, keys[i].len))

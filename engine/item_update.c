@@ -15,6 +15,7 @@
  * empty result (no old item, nothing at those paths) is no Attributes at all, as DynamoDB.
  */
 #include "engine/item_int.h"
+#include "engine/table_index.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -113,7 +114,8 @@ static kura_status update_locked(kura_table *t, const kbuf *key, const kura_upda
                                  kura_value *neu, size_t *old_bytes_out)
 {
     bool keep_old = req->return_values == KURA_RETURN_ALL_OLD ||
-                    req->return_values == KURA_RETURN_UPDATED_OLD;
+                    req->return_values == KURA_RETURN_UPDATED_OLD ||
+                    table_has_indexes(t); /* the old image goes to the WAL for the indexes */
     kmutex *mu = table_item_lock(t, key->data, key->len);
     kmutex_lock(mu);
     kura_status s = table_read(t, NULL, key->data, key->len, old, found);
@@ -123,9 +125,11 @@ static kura_status update_locked(kura_table *t, const kbuf *key, const kura_upda
         *old_bytes_out = val_item_size(old);
     if (s == KURA_OK)
         s = update_build(ex, req->key, old, *found, keep_old, neu);
+    if (s == KURA_OK)
+        s = table_index_check_item(t, neu);
     /* an existing item without an UpdateExpression is unchanged: nothing to write */
     if (s == KURA_OK && (ex->update || !*found))
-        s = table_write(t, key->data, key->len, neu);
+        s = table_write(t, key->data, key->len, neu, *found ? old : NULL);
     kmutex_unlock(mu);
     return s;
 }

@@ -1,7 +1,8 @@
 /*
- * table.c - the tables of a database at run time: loading their definitions at open, pinning
- * them for an operation, the per-item stripe locks, reading and writing items, and
- * DescribeTable's description (its ItemCount and TableSizeBytes: table_count.c).
+ * table.c - This file contains the tables of a database at run time: loading their
+ * definitions at open, pinning them for an operation, the per-item stripe locks, reading and
+ * writing items, and DescribeTable's description with its secondary indexes (its ItemCount
+ * and TableSizeBytes: table_count.c).
  *
  * Definitions are created, changed and removed by table_ddl.c; their encoding is
  * docs/format/catalog.md ("Tables"). See engine/table.h for the lifetime rules.
@@ -125,10 +126,29 @@ static kbuf *enc_buf(void)
     return b;
 }
 
-kura_status table_write(kura_table *t, const uint8_t *skey, size_t len, const kura_value *item)
+/* A write with the old item's image (tables with indexes). */
+static kura_status table_write_imaged(kura_table *t, const uint8_t *skey, size_t len,
+                                      const kura_value *item, const kura_value *old)
+{
+    kbuf enc = KBUF_INIT, oenc = KBUF_INIT;
+    kura_status s = item ? val_encode(item, &enc) : KURA_OK;
+    if (s == KURA_OK && old)
+        s = val_encode(old, &oenc);
+    if (s == KURA_OK)
+        s = tree_write_imaged(t->tree, skey, len, item ? enc.data : NULL, enc.len, oenc.data,
+                              oenc.len);
+    kbuf_free(&enc);
+    kbuf_free(&oenc);
+    return s;
+}
+
+kura_status table_write(kura_table *t, const uint8_t *skey, size_t len, const kura_value *item,
+                        const kura_value *old)
 {
     kura_status s;
-    if (!item) {
+    if (table_has_indexes(t)) {
+        s = table_write_imaged(t, skey, len, item, old);
+    } else if (!item) {
         s = kura_delete(t->tree, NULL, skey, len);
     } else {
         kbuf local = KBUF_INIT, *b = enc_buf();
@@ -143,6 +163,67 @@ kura_status table_write(kura_table *t, const uint8_t *skey, size_t len, const ku
     if (s == KURA_OK)
         atomic_fetch_add_explicit(&t->writes, 1, memory_order_relaxed);
     return s;
+}
+
+/* One index's description (DescribeTable's LocalSecondaryIndexes / GlobalSecondaryIndexes
+ * entry) into `o` (zeroed). False when out of memory; `o` is then freed with the rest. */
+static bool describe_index(const kura_table *t, const char *table_arn, const idx_def *x,
+                           kura_index_description *o)
+{
+    static const char *const status[] = {[IDX_ACTIVE] = "ACTIVE", [IDX_CREATING] = "CREATING",
+                                         [IDX_DELETING] = "DELETING"};
+    o->index_status = status[x->status];
+    o->backfilling = x->status == IDX_CREATING;
+    o->projection_type = x->projection;
+    if (x->kind == IDX_GLOBAL && t->billing == KURA_BILLING_PROVISIONED) {
+        o->read_capacity_units = x->rcu;
+        o->write_capacity_units = x->wcu;
+    }
+    if (!(o->index_name = strdup(x->name)) ||
+        asprintf(&o->index_arn, "%s/index/%s", table_arn, x->name) < 0) {
+        o->index_arn = NULL;
+        return false;
+    }
+    uint32_t nk = x->nhash + x->nrange;
+    if (!(o->key_schema = calloc(nk, sizeof *o->key_schema)))
+        return false;
+    for (uint32_t i = 0; i < nk; i++) {
+        const idx_key_attr *a = i < x->nhash ? &x->hash[i] : &x->range[i - x->nhash];
+        o->key_schema[i].range = i >= x->nhash;
+        o->key_schema_count = i + 1;
+        if (!(o->key_schema[i].attribute_name = strdup(a->name)))
+            return false;
+    }
+    if (x->ninclude && !(o->non_key_attributes = calloc(x->ninclude, sizeof(char *))))
+        return false;
+    for (uint32_t i = 0; i < x->ninclude; i++) {
+        o->non_key_attributes_count = i + 1;
+        if (!(o->non_key_attributes[i] = strdup(x->include[i])))
+            return false;
+    }
+    return true;
+}
+
+/* The table's indexes into out (billing already set). Under tables_mu: UpdateTable changes
+ * the billing mode, which decides the GSIs' capacity units. */
+static bool describe_indexes(const kura_table *t, kura_table_description *out)
+{
+    size_t xsize = sizeof(kura_index_description);
+    if (t->nlsi && !(out->local_secondary_indexes = calloc(t->nlsi, xsize)))
+        return false;
+    for (uint32_t i = 0; i < t->nlsi; i++) {
+        out->local_secondary_indexes_count = i + 1;
+        if (!describe_index(t, out->table_arn, &t->lsi[i], &out->local_secondary_indexes[i]))
+            return false;
+    }
+    if (t->ngsi && !(out->global_secondary_indexes = calloc(t->ngsi, xsize)))
+        return false;
+    for (uint32_t i = 0; i < t->ngsi; i++) {
+        out->global_secondary_indexes_count = i + 1;
+        if (!describe_index(t, out->table_arn, &t->gsi[i], &out->global_secondary_indexes[i]))
+            return false;
+    }
+    return true;
 }
 
 kura_status table_describe(kura_db *db, kura_table *t, kura_table_description *d)
@@ -186,6 +267,7 @@ kura_status table_describe(kura_db *db, kura_table *t, kura_table_description *d
     out.write_capacity_units = t->wcu;
     out.last_update_to_pay_per_request_date_time = t->last_ppr;
     out.deletion_protection_enabled = t->deletion_protection;
+    ok = ok && describe_indexes(t, &out);
     kmutex_unlock(&db->tables_mu);
     if (!ok) {
         kura_table_description_free(&out);
@@ -193,6 +275,20 @@ kura_status table_describe(kura_db *db, kura_table *t, kura_table_description *d
     }
     *d = out;
     return KURA_OK;
+}
+
+static void index_descriptions_free(kura_index_description *xs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        kura_index_description *x = &xs[i];
+        free(x->index_name);
+        free(x->index_arn);
+        for (size_t j = 0; j < x->key_schema_count; j++)
+            free((char *)x->key_schema[j].attribute_name);
+        free(x->key_schema);
+        kura_free_strings(x->non_key_attributes, x->non_key_attributes_count);
+    }
+    free(xs);
 }
 
 void kura_table_description_free(kura_table_description *d)
@@ -208,6 +304,8 @@ void kura_table_description_free(kura_table_description *d)
     for (size_t i = 0; i < d->key_schema_count; i++)
         free((char *)d->key_schema[i].attribute_name);
     free(d->key_schema);
+    index_descriptions_free(d->local_secondary_indexes, d->local_secondary_indexes_count);
+    index_descriptions_free(d->global_secondary_indexes, d->global_secondary_indexes_count);
     memset(d, 0, sizeof *d);
 }
 
@@ -230,6 +328,12 @@ void table_free(kura_table *t)
 {
     if (!t)
         return;
+    for (uint32_t i = 0; i < t->nlsi; i++)
+        idx_def_clear(&t->lsi[i]);
+    free(t->lsi);
+    for (uint32_t i = 0; i < t->ngsi; i++)
+        idx_def_clear(&t->gsi[i]);
+    free(t->gsi);
     for (int i = 0; i < TABLE_LOCK_STRIPES; i++)
         kmutex_destroy(&t->item_locks[i]);
     kmutex_destroy(&t->count_mu);

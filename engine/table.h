@@ -14,6 +14,10 @@
  * the tree. Definitions are immutable except the settings UpdateTable changes (billing,
  * throughput, deletion protection), which are read and written under tables_mu.
  *
+ * Secondary index definitions (index/index.h idx_def) are part of the definition record; an
+ * LSI or GSI declared at CreateTable is ACTIVE from the start. Each index has an id unique
+ * within its table and never reused (next_index_id), which names its tree.
+ *
  * Item writes are serialised per item: every write (also an unconditional PutItem, so that a
  * concurrent conditional write cannot lose it) holds the item's stripe lock from reading the
  * old item to writing the new one.
@@ -25,6 +29,7 @@
 
 #include "engine/db_int.h"
 #include "engine/model/value.h"
+#include "index/index.h"
 #include "util/thread.h"
 
 enum { TABLE_LOCK_STRIPES = 256 };
@@ -45,6 +50,20 @@ typedef struct kura_table {
     uint64_t rcu, wcu;
     double last_ppr;             /* LastUpdateToPayPerRequestDateTime, 0 = never */
     bool deletion_protection;
+    /* Secondary indexes, in the order of the request (docs/format/catalog.md, "Tables"). Set
+     * at CreateTable; a GSI's rcu/wcu are what was provisioned (DescribeTable shows 0 while
+     * the table is PAY_PER_REQUEST). Key attribute types come from attr_defs. */
+    idx_def *lsi;
+    uint32_t nlsi;
+    idx_def *gsi;
+    uint32_t ngsi;
+    uint32_t next_index_id;      /* the id of the next index: ids start at 1, never reused */
+    /* The indexes at run time (engine/table_index.c): their trees "idx-<id>-<index id>", in
+     * the order LSIs then GSIs, and the index layer's runtime over them (index/runtime.h).
+     * Set while the table is open; NULL without indexes. */
+    kura_tree **ix_trees;
+    struct idx_rt_index *ix_parts;
+    struct idx_runtime *ix_rt;
 
     int refs;                    /* pins, under db->tables_mu */
     kmutex item_locks[TABLE_LOCK_STRIPES];
@@ -80,8 +99,16 @@ kura_status table_read(kura_table *t, const kura_read_options *ro, const uint8_t
 kura_status table_read_encoded(kura_table *t, const kura_read_options *ro, const uint8_t *skey,
                                size_t len, kbuf *enc);
 /* Writes `item` (encoded) under `skey`, or deletes it when item is NULL. Counts the write
- * for ItemCount. */
-kura_status table_write(kura_table *t, const uint8_t *skey, size_t len, const kura_value *item);
+ * for ItemCount. A table with indexes writes the old item's image with it (the index layer
+ * maintains its indexes from it): `old` is the item being replaced, NULL if none (callers of
+ * a table with indexes must have read it under the item's lock). */
+kura_status table_write(kura_table *t, const uint8_t *skey, size_t len, const kura_value *item,
+                        const kura_value *old);
+/* Whether the table has secondary indexes (its writes need the old item). */
+static inline bool table_has_indexes(const kura_table *t)
+{
+    return t->nlsi + t->ngsi > 0;
+}
 
 /* Fills desc_out from the table's definition and counts (engine/table.c). */
 kura_status table_describe(kura_db *db, kura_table *t, kura_table_description *desc_out);

@@ -1,7 +1,8 @@
 /*
- * table_check.c - DynamoDB's checks of the CreateTable and UpdateTable parameters kura
- * implements: the table name, the key schema against the attribute definitions, the billing
- * mode and throughput, with DynamoDB's messages (as dynalite reproduces them). Pure: no state.
+ * table_check.c - This file contains DynamoDB's checks of the CreateTable and UpdateTable
+ * parameters kura implements: the table name, the key schema against the attribute
+ * definitions, the billing mode and throughput, with DynamoDB's messages (as dynalite
+ * reproduces them). The secondary indexes are table_check_index.c. Pure: no state.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -64,14 +65,25 @@ kura_status table_check_billing(const kura_create_table_req *r)
     return KURA_OK;
 }
 
-/* "[a, b]" of the names, for DynamoDB's messages. */
-static void name_list(char *out, size_t cap, const char *const *names, size_t n)
+/* Appends "[a, b]" of the names got by name(i) to `out` (cut short at `cap`). */
+#define NAME_LIST(out, cap, n, name)                                                           \
+    do {                                                                                       \
+        size_t off_ = (size_t)snprintf(out, cap, "[");                                         \
+        for (size_t i = 0; i < (n) && off_ < (cap); i++)                                       \
+            off_ += (size_t)snprintf(out + off_, (cap)-off_, "%s%s", i ? ", " : "",            \
+                                     (name) ? (name) : "null");                                \
+        if (off_ < (cap))                                                                      \
+            snprintf(out + off_, (cap)-off_, "]");                                             \
+    } while (0)
+
+void table_list_keys(char *out, size_t cap, const kura_key_schema_element *k, size_t n)
 {
-    size_t off = (size_t)snprintf(out, cap, "[");
-    for (size_t i = 0; i < n && off < cap; i++)
-        off += (size_t)snprintf(out + off, cap - off, "%s%s", i ? ", " : "", names[i]);
-    if (off < cap)
-        snprintf(out + off, cap - off, "]");
+    NAME_LIST(out, cap, n, k[i].attribute_name);
+}
+
+void table_list_defs(char *out, size_t cap, const kura_attribute_definition *d, size_t n)
+{
+    NAME_LIST(out, cap, n, d[i].attribute_name);
 }
 
 kura_status table_check_schema(const kura_create_table_req *r)
@@ -86,21 +98,18 @@ kura_status table_check_schema(const kura_create_table_req *r)
         return kura_err(KURA_E_INVALID,
                         "1 validation error detected: Value null at 'attributeDefinitions' "
                         "failed to satisfy constraint: Member must not be null");
-    const char *keys[2], *defs[64];
-    if (nd > 64)
-        return kura_err(KURA_E_INVALID, "One or more parameter values were invalid: Number of "
-                        "attributes in KeySchema does not exactly match number of attributes "
-                        "defined in AttributeDefinitions");
+    const kura_key_schema_element *ks = r->key_schema;
+    const kura_attribute_definition *ad = r->attribute_definitions;
     for (size_t i = 0; i < nk; i++) {
-        keys[i] = r->key_schema[i].attribute_name;
-        if (!keys[i] || !*keys[i] || strlen(keys[i]) > ATTR_NAME_MAX)
+        const char *k = ks[i].attribute_name;
+        if (!k || !*k || strlen(k) > ATTR_NAME_MAX)
             return kura_err(KURA_E_INVALID, "One or more parameter values were invalid: "
                             "KeySchema attribute names must be 1-255 bytes");
     }
     for (size_t i = 0; i < nd; i++) {
-        defs[i] = r->attribute_definitions[i].attribute_name;
-        kura_type ty = r->attribute_definitions[i].attribute_type;
-        if (!defs[i] || !*defs[i] || strlen(defs[i]) > ATTR_NAME_MAX)
+        const char *d = ad[i].attribute_name;
+        kura_type ty = ad[i].attribute_type;
+        if (!d || !*d || strlen(d) > ATTR_NAME_MAX)
             return kura_err(KURA_E_INVALID, "One or more parameter values were invalid: "
                             "AttributeDefinitions attribute names must be 1-255 bytes");
         if (ty != KURA_S && ty != KURA_N && ty != KURA_B)
@@ -109,8 +118,10 @@ kura_status table_check_schema(const kura_create_table_req *r)
                             "'attributeDefinitions.%zu.member.attributeType' failed to satisfy "
                             "constraint: Member must satisfy enum value set: [B, N, S]",
                             val_type_name(ty), i + 1);
-        for (size_t j = 0; j < i; j++)
-            if (!strcmp(defs[i], defs[j]))
+        /* quadratic, so only over as many definitions as a valid table can have; more fail
+         * below anyway (some are not key attributes) */
+        for (size_t j = 0; j < i && nd <= TABLE_MAX_ATTR_DEFS; j++)
+            if (!strcmp(d, ad[j].attribute_name))
                 return kura_err(KURA_E_INVALID, "Cannot have two attributes with the same name");
     }
     if (nk > nd)
@@ -119,11 +130,11 @@ kura_status table_check_schema(const kura_create_table_req *r)
     for (size_t i = 0; i < nk; i++) {
         bool defined = false;
         for (size_t j = 0; j < nd && !defined; j++)
-            defined = !strcmp(keys[i], defs[j]);
+            defined = !strcmp(ks[i].attribute_name, ad[j].attribute_name);
         if (!defined) {
-            char kl[600], dl[4096];
-            name_list(kl, sizeof kl, keys, nk);
-            name_list(dl, sizeof dl, defs, nd);
+            char kl[600], dl[1024];
+            table_list_keys(kl, sizeof kl, ks, nk);
+            table_list_defs(dl, sizeof dl, ad, nd);
             return kura_err(KURA_E_INVALID,
                             "One or more parameter values were invalid: Some index key "
                             "attributes are not defined in AttributeDefinitions. Keys: %s, "
@@ -131,16 +142,18 @@ kura_status table_check_schema(const kura_create_table_req *r)
                             kl, dl);
         }
     }
-    if (nk == 2 && !strcmp(keys[0], keys[1]))
+    if (nk == 2 && !strcmp(ks[0].attribute_name, ks[1].attribute_name))
         return kura_err(KURA_E_INVALID, "Both the Hash Key and the Range Key element in the "
                                         "KeySchema have the same name");
-    if (r->key_schema[0].range)
+    if (ks[0].range)
         return kura_err(KURA_E_INVALID,
                         "Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
-    if (nk == 2 && !r->key_schema[1].range)
+    if (nk == 2 && !ks[1].range)
         return kura_err(KURA_E_INVALID,
                         "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type");
-    if (nk != nd)
+    /* With indexes, table_check_indexes checks that every definition is a key attribute of
+     * the table or of an index (DynamoDB's order: this check is skipped then). */
+    if (!r->local_secondary_indexes && !r->global_secondary_indexes && nk != nd)
         return kura_err(KURA_E_INVALID,
                         "One or more parameter values were invalid: Number of attributes in "
                         "KeySchema does not exactly match number of attributes defined in "

@@ -11,6 +11,12 @@
  *
  * DDL is serialised by tables_mu, which it holds across the tree creation and the definition
  * write (milliseconds); item operations only take it to pin a table.
+ *
+ * Secondary indexes: CreateTable checks, stores and describes LocalSecondaryIndexes and
+ * GlobalSecondaryIndexes; a table with indexes gets its index trees and the index layer's
+ * runtime (engine/table_index.c) once its definition is durable, and its own tree keeps its
+ * WAL for them (TREE_RETAIN_WALS). Index trees "idx-<table id>-<index id>" that no definition
+ * names are orphans of a crash, dropped at open like tables' trees.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -19,6 +25,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "engine/table_index.h"
 #include "engine/table_int.h"
 #include "util/status.h"
 
@@ -45,20 +52,6 @@ static void make_uuid(char out[40])
     snprintf(out, 40, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
              r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12],
              r[13], r[14], r[15]);
-}
-
-/* The key schema's types come from the attribute definitions of its attributes. */
-static void table_bind_schema(kura_table *t)
-{
-    t->ks.pk_name = t->pk_name;
-    t->ks.sk_name = t->sk_name;
-    for (size_t i = 0; i < t->nattr_defs; i++) {
-        const kura_attribute_definition *d = &t->attr_defs[i];
-        if (!strcmp(d->attribute_name, t->pk_name))
-            t->ks.pk_type = d->attribute_type;
-        if (t->sk_name && !strcmp(d->attribute_name, t->sk_name))
-            t->ks.sk_type = d->attribute_type;
-    }
 }
 
 static kura_status def_write(kura_db *db, const kura_table *t, bool remove)
@@ -108,18 +101,33 @@ static kura_status load_one(kura_db *db, const void *v, size_t vlen)
             s = kura_err(KURA_E_CORRUPTION, "table %s: its tree %s is missing", t->name,
                          tree_name);
     }
-    if (s == KURA_OK) {
-        table_bind_schema(t);
-        s = table_list_add_locked(db, t);
-        if (t->id >= db->next_table_id)
-            db->next_table_id = t->id + 1;
-    }
+    if (s == KURA_OK)
+        s = def_bind_schema(t);
+    if (s == KURA_OK)
+        s = table_index_open(db, t, false); /* the indexes catch up with the WAL first */
+    if (s == KURA_OK && (s = table_list_add_locked(db, t)) != KURA_OK)
+        table_index_close(t);
+    if (s == KURA_OK && t->id >= db->next_table_id)
+        db->next_table_id = t->id + 1;
     if (s != KURA_OK)
         table_free(t);
     return s;
 }
 
-/* Drops the trees named tbl-<id> that no definition names (see the top of this file). */
+/* Whether the index tree idx-<id>-<index id> belongs to a table and index that exist. */
+static bool index_tree_used(kura_db *db, uint64_t id, unsigned index_id)
+{
+    for (size_t j = 0; j < db->ntables; j++) {
+        kura_table *t = db->tables[j];
+        for (uint32_t i = 0; t->id == id && i < table_nindexes(t); i++)
+            if (table_index_def(t, i)->id == index_id)
+                return true;
+    }
+    return false;
+}
+
+/* Drops the trees named tbl-<id> and idx-<id>-<index id> that no definition names (see the
+ * top of this file). */
 static kura_status drop_orphans(kura_db *db)
 {
     for (;;) {
@@ -127,6 +135,12 @@ static kura_status drop_orphans(kura_db *db)
         kmutex_lock(&db->mu);
         for (size_t i = 0; i < db->ntrees && !orphan; i++) {
             uint64_t id;
+            unsigned index_id;
+            if (sscanf(db->trees[i]->name, "idx-%" SCNu64 "-%u", &id, &index_id) == 2) {
+                if (!index_tree_used(db, id, index_id))
+                    orphan = db->trees[i];
+                continue;
+            }
             if (sscanf(db->trees[i]->name, "tbl-%" SCNu64, &id) != 1)
                 continue;
             bool used = false;
@@ -197,14 +211,18 @@ static kura_status table_from_req(const kura_create_table_req *r, uint32_t parti
                   strdup(r->attribute_definitions[i].attribute_name)) != NULL;
         t->nattr_defs = i + 1;
     }
+    if (ok) {
+        t->billing = r->billing_mode == KURA_BILLING_PAY_PER_REQUEST
+                         ? KURA_BILLING_PAY_PER_REQUEST
+                         : KURA_BILLING_PROVISIONED;
+        ok = def_indexes_from_req(r, t);
+    }
     if (!ok) {
         table_free(t);
         return kura_err(KURA_E_NOMEM, "CreateTable: out of memory");
     }
     t->partitions = partitions;
     t->created = now_seconds();
-    t->billing = r->billing_mode == KURA_BILLING_PAY_PER_REQUEST ? KURA_BILLING_PAY_PER_REQUEST
-                                                                 : KURA_BILLING_PROVISIONED;
     if (t->billing == KURA_BILLING_PROVISIONED) {
         t->rcu = r->read_capacity_units;
         t->wcu = r->write_capacity_units;
@@ -213,7 +231,11 @@ static kura_status table_from_req(const kura_create_table_req *r, uint32_t parti
     }
     t->deletion_protection = r->deletion_protection_enabled;
     make_uuid(t->table_id);
-    table_bind_schema(t);
+    kura_status s = def_bind_schema(t); /* cannot fail: the request was checked */
+    if (s != KURA_OK) {
+        table_free(t);
+        return s;
+    }
     *t_out = t;
     return KURA_OK;
 }
@@ -226,6 +248,8 @@ kura_status kura_create_table(kura_db *db, const kura_create_table_req *req,
         s = table_check_schema(req);
     if (s == KURA_OK)
         s = table_check_billing(req);
+    if (s == KURA_OK)
+        s = table_check_indexes(req);
     uint32_t parts = req->partitions ? req->partitions : db->opts.default_partitions;
     if (s == KURA_OK && (parts < 1 || parts > 256))
         s = kura_err(KURA_E_INVALID, "partitions must be 1..256, not %u", parts);
@@ -245,11 +269,23 @@ kura_status kura_create_table(kura_db *db, const kura_create_table_req *req,
         char tree_name[64];
         snprintf(tree_name, sizeof tree_name, "tbl-%" PRIu64, t->id);
         kura_tree_options to = {.partitions = parts, .hash_prefixed_keys = true};
-        s = kura_tree_open(db, tree_name, &to, &t->tree);
+        s = tree_open_flags(db, tree_name, &to, table_has_indexes(t) ? TREE_RETAIN_WALS : 0,
+                            &t->tree);
     }
     if (s == KURA_OK && (s = def_write(db, t, false)) != KURA_OK) {
         kura_tree_drop(db, t->tree); /* a failure here leaves an orphan, dropped at open */
         t->tree = NULL;
+    }
+    /* the index trees; if they cannot be made, the table is not created after all */
+    if (s == KURA_OK && (s = table_index_open(db, t, true)) != KURA_OK) {
+        kura_status cause = s;
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", kura_last_error());
+        def_write(db, t, true);
+        table_index_drop(db, t);
+        kura_tree_drop(db, t->tree); /* failures leave orphans, dropped at open */
+        t->tree = NULL;
+        s = kura_err(cause, "%s", msg);
     }
     /* adding to the list only fails for memory; the table then exists on disk and is loaded
      * at the next open */
@@ -305,6 +341,7 @@ kura_status kura_delete_table(kura_db *db, const char *table_name,
         return s;
     }
     /* the definition is gone: a failed drop leaves an orphan tree, dropped at the next open */
+    table_index_drop(db, t);
     kura_tree_drop(db, t->tree);
     table_free(t);
     *desc_out = d;

@@ -1,9 +1,15 @@
 /*
- * table_def.c - the encoding of a table definition, the value of a "table/<name>" record of
- * the system tree (docs/format/catalog.md, "Tables").
+ * table_def.c - This file contains a table's definition as data: its secondary indexes
+ * taken from a CreateTable request, the types of its key attributes bound from the attribute
+ * definitions, and its encoding, the value of a "table/<name>" record of the system tree
+ * (docs/format/catalog.md, "Tables").
  *
  * The decoder checks every length against the record and reports a malformed record as
  * corruption; the caller adds the table's context.
+ *
+ * Version 2 is version 1 followed by the secondary index definitions. A table that has never
+ * had an index is still written as version 1, so that a kura from before indexes opens
+ * databases whose tables have none; version 1 records load as tables without indexes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +19,110 @@
 #include "util/coding.h"
 #include "util/status.h"
 
-enum { DEF_VERSION = 1 };
+enum { DEF_VERSION_1 = 1, DEF_VERSION_INDEXES = 2 };
+
+/* The codes the record stores for index statuses and projection types: fixed here, so that
+ * the enums may change without changing the format. */
+static const uint8_t STATUS_CODE[] = {[IDX_ACTIVE] = 0, [IDX_CREATING] = 1, [IDX_DELETING] = 2};
+static const uint8_t PROJ_CODE[] = {[KURA_PROJECTION_ALL] = 1, [KURA_PROJECTION_KEYS_ONLY] = 2,
+                                    [KURA_PROJECTION_INCLUDE] = 3};
+
+/* ---- From a request, and the key types ------------------------------------------------- */
+
+/* Copies one index of the request into `x` (zeroed): ACTIVE at once, as DynamoDB has the
+ * indexes of a new table. False when out of memory (`x` is then cleared by table_free). */
+static bool index_from_req(const kura_index_def *d, idx_kind kind, bool provisioned,
+                           uint32_t id, idx_def *x)
+{
+    x->id = id;
+    x->kind = kind;
+    x->status = IDX_ACTIVE;
+    x->projection = d->projection.projection_type;
+    if (kind == IDX_GLOBAL && provisioned) {
+        x->rcu = d->read_capacity_units;
+        x->wcu = d->write_capacity_units;
+    }
+    if (!(x->name = strdup(d->index_name)))
+        return false;
+    for (size_t i = 0; i < d->key_schema_count; i++) {
+        idx_key_attr *a = d->key_schema[i].range ? &x->range[x->nrange++] : &x->hash[x->nhash++];
+        if (!(a->name = strdup(d->key_schema[i].attribute_name)))
+            return false;
+    }
+    size_t n = d->projection.non_key_attributes_count;
+    if (n && !(x->include = calloc(n, sizeof *x->include)))
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if (!(x->include[i] = strdup(d->projection.non_key_attributes[i])))
+            return false;
+        x->ninclude = (uint32_t)i + 1;
+    }
+    return true;
+}
+
+bool def_indexes_from_req(const kura_create_table_req *r, kura_table *t)
+{
+    size_t nl = r->local_secondary_indexes ? r->local_secondary_indexes_count : 0;
+    size_t ng = r->global_secondary_indexes ? r->global_secondary_indexes_count : 0;
+    bool prov = t->billing == KURA_BILLING_PROVISIONED;
+    t->next_index_id = 1;
+    if ((nl && !(t->lsi = calloc(nl, sizeof *t->lsi))) ||
+        (ng && !(t->gsi = calloc(ng, sizeof *t->gsi))))
+        return false;
+    for (size_t i = 0; i < nl; i++) {
+        t->nlsi = (uint32_t)i + 1;
+        if (!index_from_req(&r->local_secondary_indexes[i], IDX_LOCAL, prov,
+                            t->next_index_id++, &t->lsi[i]))
+            return false;
+    }
+    for (size_t i = 0; i < ng; i++) {
+        t->ngsi = (uint32_t)i + 1;
+        if (!index_from_req(&r->global_secondary_indexes[i], IDX_GLOBAL, prov,
+                            t->next_index_id++, &t->gsi[i]))
+            return false;
+    }
+    return true;
+}
+
+static bool attr_type(const kura_table *t, const char *name, kura_type *type_out)
+{
+    for (size_t i = 0; i < t->nattr_defs; i++) {
+        if (!strcmp(t->attr_defs[i].attribute_name, name)) {
+            *type_out = t->attr_defs[i].attribute_type;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool bind_index(const kura_table *t, idx_def *x)
+{
+    bool ok = true;
+    for (uint32_t i = 0; i < x->nhash; i++)
+        ok = ok && attr_type(t, x->hash[i].name, &x->hash[i].type);
+    for (uint32_t i = 0; i < x->nrange; i++)
+        ok = ok && attr_type(t, x->range[i].name, &x->range[i].type);
+    return ok;
+}
+
+kura_status def_bind_schema(kura_table *t)
+{
+    t->ks.pk_name = t->pk_name;
+    t->ks.sk_name = t->sk_name;
+    attr_type(t, t->pk_name, &t->ks.pk_type);
+    if (t->sk_name)
+        attr_type(t, t->sk_name, &t->ks.sk_type);
+    bool ok = true;
+    for (uint32_t i = 0; i < t->nlsi; i++)
+        ok = ok && bind_index(t, &t->lsi[i]);
+    for (uint32_t i = 0; i < t->ngsi; i++)
+        ok = ok && bind_index(t, &t->gsi[i]);
+    return ok ? KURA_OK
+              : kura_err(KURA_E_CORRUPTION, "sys: table %s: an index key attribute has no "
+                                            "attribute definition", t->name);
+}
+
+/* ---- The record -------------------------------------------------------------------------- */
 
 static bool put_double(kbuf *b, double d)
 {
@@ -22,9 +131,31 @@ static bool put_double(kbuf *b, double d)
     return kbuf_put_fixed64(b, bits);
 }
 
+static bool put_str(kbuf *b, const char *s)
+{
+    return kbuf_put_lenbytes(b, s, strlen(s));
+}
+
+static bool put_index(kbuf *b, const idx_def *x)
+{
+    bool ok = kbuf_put_varint(b, x->id) && put_str(b, x->name) &&
+              kbuf_put_u8(b, STATUS_CODE[x->status]) && kbuf_put_varint(b, x->nhash);
+    for (uint32_t i = 0; ok && i < x->nhash; i++)
+        ok = put_str(b, x->hash[i].name);
+    ok = ok && kbuf_put_varint(b, x->nrange);
+    for (uint32_t i = 0; ok && i < x->nrange; i++)
+        ok = put_str(b, x->range[i].name);
+    ok = ok && kbuf_put_u8(b, PROJ_CODE[x->projection]) && kbuf_put_varint(b, x->ninclude);
+    for (uint32_t i = 0; ok && i < x->ninclude; i++)
+        ok = put_str(b, x->include[i]);
+    return ok && kbuf_put_varint(b, x->rcu) && kbuf_put_varint(b, x->wcu);
+}
+
 kura_status def_encode(const kura_table *t, kbuf *b)
 {
-    bool ok = kbuf_put_u8(b, DEF_VERSION) && kbuf_put_varint(b, t->id) &&
+    bool indexes = t->nlsi || t->ngsi || t->next_index_id > 1;
+    bool ok = kbuf_put_u8(b, indexes ? DEF_VERSION_INDEXES : DEF_VERSION_1) &&
+              kbuf_put_varint(b, t->id) &&
               put_double(b, t->created) && kbuf_put_varint(b, t->partitions) &&
               kbuf_put_u8(b, (uint8_t)t->billing) && kbuf_put_varint(b, t->rcu) &&
               kbuf_put_varint(b, t->wcu) && put_double(b, t->last_ppr) &&
@@ -41,6 +172,14 @@ kura_status def_encode(const kura_table *t, kbuf *b)
          kbuf_put_u8(b, t->sk_name != NULL);
     if (ok && t->sk_name)
         ok = kbuf_put_lenbytes(b, t->sk_name, strlen(t->sk_name));
+    if (ok && indexes) {
+        ok = kbuf_put_varint(b, t->next_index_id) && kbuf_put_varint(b, t->nlsi);
+        for (uint32_t i = 0; ok && i < t->nlsi; i++)
+            ok = put_index(b, &t->lsi[i]);
+        ok = ok && kbuf_put_varint(b, t->ngsi);
+        for (uint32_t i = 0; ok && i < t->ngsi; i++)
+            ok = put_index(b, &t->gsi[i]);
+    }
     return ok ? KURA_OK : kura_err(KURA_E_NOMEM, "table %s: out of memory", t->name);
 }
 
@@ -102,10 +241,93 @@ static char *rd_str(def_reader *r)
     return s;
 }
 
+/* A stored code back to its enum value (its index in `codes`), or -1. A 0 in `codes` past
+ * index 0 is a gap of the designated initializer, not a code. */
+static int rd_code(def_reader *r, const uint8_t *codes, int n)
+{
+    uint8_t c = rd_u8(r);
+    for (int i = 0; i < n && !r->bad; i++)
+        if (codes[i] == c && (i == 0 || c != 0))
+            return i;
+    r->bad = true;
+    return -1;
+}
+
+/* `n` (counted by *count_out, set before each, so a failure leaves what to free) key
+ * attribute names into `attrs`. */
+static void rd_key_attrs(def_reader *r, idx_key_attr *attrs, uint32_t *count_out, uint64_t n)
+{
+    for (uint64_t i = 0; i < n && !r->bad; i++) {
+        *count_out = (uint32_t)i + 1;
+        attrs[i].name = rd_str(r);
+    }
+}
+
+/* One index of kind `kind` into `x` (zeroed); `next_id` bounds its id. */
+static void rd_index(def_reader *r, idx_kind kind, uint32_t next_id, idx_def *x)
+{
+    uint64_t id = rd_varint(r);
+    x->kind = kind;
+    x->id = (uint32_t)id;
+    x->name = rd_str(r);
+    int st = rd_code(r, STATUS_CODE, (int)(sizeof STATUS_CODE));
+    x->status = st < 0 ? IDX_ACTIVE : (idx_status)st;
+    uint64_t nh = rd_varint(r);
+    bool lsi = kind == IDX_LOCAL;
+    if (id < 1 || id >= next_id || nh < 1 || nh > (lsi ? 1 : IDX_MAX_KEY_ATTRS))
+        r->bad = true;
+    rd_key_attrs(r, x->hash, &x->nhash, nh);
+    uint64_t nr = rd_varint(r);
+    if (lsi ? nr != 1 : nr > IDX_MAX_KEY_ATTRS)
+        r->bad = true;
+    rd_key_attrs(r, x->range, &x->nrange, nr);
+    int pt = rd_code(r, PROJ_CODE, (int)(sizeof PROJ_CODE));
+    x->projection = pt <= 0 ? KURA_PROJECTION_UNSET : (kura_projection_type)pt;
+    uint64_t ni = rd_varint(r);
+    if (pt <= 0 || ni > IDX_MAX_NON_KEY || (ni > 0) != (pt == KURA_PROJECTION_INCLUDE))
+        r->bad = true;
+    if (!r->bad && ni && !(x->include = calloc(ni, sizeof *x->include)))
+        r->bad = true;
+    for (uint64_t i = 0; i < ni && !r->bad; i++) {
+        x->ninclude = (uint32_t)i + 1;
+        x->include[i] = rd_str(r);
+    }
+    x->rcu = rd_varint(r);
+    x->wcu = rd_varint(r);
+}
+
+/* Version 2's index section into t (the table frees what was read when this fails). */
+static void rd_indexes(def_reader *r, kura_table *t)
+{
+    uint64_t next = rd_varint(r), nl = rd_varint(r);
+    if (next < 1 || next > UINT32_MAX || nl > IDX_MAX_LSI ||
+        (nl && !(t->lsi = calloc(nl, sizeof *t->lsi))))
+        r->bad = true;
+    t->next_index_id = (uint32_t)next;
+    for (uint64_t i = 0; i < nl && !r->bad; i++) {
+        t->nlsi = (uint32_t)i + 1;
+        rd_index(r, IDX_LOCAL, t->next_index_id, &t->lsi[i]);
+    }
+    uint64_t ng = rd_varint(r);
+    if (r->bad || ng > IDX_MAX_GSI || (ng && !(t->gsi = calloc(ng, sizeof *t->gsi))))
+        r->bad = true;
+    for (uint64_t i = 0; i < ng && !r->bad; i++) {
+        t->ngsi = (uint32_t)i + 1;
+        rd_index(r, IDX_GLOBAL, t->next_index_id, &t->gsi[i]);
+    }
+    /* ids name the indexes' trees: two indexes with one id would share them */
+    for (uint32_t i = 0; i < t->nlsi + t->ngsi && !r->bad; i++)
+        for (uint32_t j = 0; j < i; j++)
+            if ((i < t->nlsi ? t->lsi[i] : t->gsi[i - t->nlsi]).id ==
+                (j < t->nlsi ? t->lsi[j] : t->gsi[j - t->nlsi]).id)
+                r->bad = true;
+}
+
 kura_status def_decode(const uint8_t *p, size_t len, kura_table *t)
 {
     def_reader r = {p, p + len, false};
-    if (rd_u8(&r) != DEF_VERSION)
+    uint8_t version = rd_u8(&r);
+    if (version != DEF_VERSION_1 && version != DEF_VERSION_INDEXES)
         return kura_err(KURA_E_CORRUPTION, "sys: table definition of unknown version");
     t->id = rd_varint(&r);
     t->created = rd_double(&r);
@@ -121,7 +343,8 @@ kura_status def_decode(const uint8_t *p, size_t len, kura_table *t)
     free(uuid);
     t->name = rd_str(&r);
     uint64_t n = rd_varint(&r);
-    if (!r.bad && n >= 1 && n <= 64 && (t->attr_defs = calloc(n, sizeof *t->attr_defs))) {
+    if (!r.bad && n >= 1 && n <= TABLE_MAX_ATTR_DEFS &&
+        (t->attr_defs = calloc(n, sizeof *t->attr_defs))) {
         for (uint64_t i = 0; i < n && !r.bad; i++) {
             t->attr_defs[i].attribute_name = rd_str(&r);
             t->attr_defs[i].attribute_type = (kura_type)rd_u8(&r);
@@ -133,6 +356,9 @@ kura_status def_decode(const uint8_t *p, size_t len, kura_table *t)
     t->pk_name = rd_str(&r);
     if (rd_u8(&r))
         t->sk_name = rd_str(&r);
+    t->next_index_id = 1;
+    if (version == DEF_VERSION_INDEXES)
+        rd_indexes(&r, t);
     if (r.bad || r.p != r.end || !t->pk_name)
         return kura_err(KURA_E_CORRUPTION, "sys: table definition of %zu bytes is malformed",
                         len);

@@ -15,8 +15,17 @@ void table_free(kura_table *t);
 kura_status table_list_add_locked(kura_db *db, kura_table *t);
 void table_list_remove_locked(kura_db *db, kura_table *t);
 
-/* table_def.c: the definition record of `t` appended to `b`, and its decoding into a
- * table_new() table (name, id, settings, attribute definitions, key names). */
+/* table_def.c: the request's indexes into t->lsi / t->gsi (t->billing set), ACTIVE, ids from
+ * 1 in request order (LSIs first); false when out of memory (table_free frees what was
+ * copied). */
+bool def_indexes_from_req(const kura_create_table_req *r, kura_table *t);
+/* Sets the types of the table's key and of its indexes' key attributes from the attribute
+ * definitions. KURA_E_CORRUPTION when an index key attribute has none (only a damaged
+ * definition record has that). */
+kura_status def_bind_schema(kura_table *t);
+/* The definition record of `t` appended to `b`, and its decoding into a
+ * table_new() table (name, id, settings, attribute definitions, key names, index definitions
+ * without their key types: def_bind_schema sets those). */
 kura_status def_encode(const kura_table *t, kbuf *b);
 kura_status def_decode(const uint8_t *p, size_t len, kura_table *t);
 
@@ -26,7 +35,19 @@ kura_status table_name_check(const char *name, const char *param);
 /* table_check.c: CreateTable's key schema / attribute definitions and billing checks. */
 kura_status table_check_schema(const kura_create_table_req *r);
 kura_status table_check_billing(const kura_create_table_req *r);
+/* table_check_index.c: CreateTable's LocalSecondaryIndexes and GlobalSecondaryIndexes, after
+ * table_check_schema and table_check_billing passed. A list is "given" when its pointer is
+ * not NULL (an empty list is an error, as in DynamoDB). KURA_E_INVALID. */
+kura_status table_check_indexes(const kura_create_table_req *r);
+/* "[a, b]" of the names of `n` key schema elements / attribute definitions, for DynamoDB's
+ * messages (cut short at `cap`). */
+void table_list_keys(char *out, size_t cap, const kura_key_schema_element *k, size_t n);
+void table_list_defs(char *out, size_t cap, const kura_attribute_definition *d, size_t n);
+
 /* The largest ReadCapacityUnits / WriteCapacityUnits DynamoDB accepts. */
 extern const uint64_t TABLE_CAPACITY_MAX;
+/* The most attribute definitions a valid table has: with indexes every definition must be a
+ * key attribute of the table or of an index (2 + one per LSI + 8 per GSI). */
+enum { TABLE_MAX_ATTR_DEFS = 2 + IDX_MAX_LSI + IDX_MAX_GSI * 2 * IDX_MAX_KEY_ATTRS };
 
 #endif

@@ -449,6 +449,26 @@ typedef struct kura_index_description {
     uint64_t read_capacity_units, write_capacity_units; /* GSI, 0 with PAY_PER_REQUEST */
 } kura_index_description;
 
+/* Blocks until the index `index_name` of `table_name` has applied every write committed
+ * before the call (read-your-writes on a GSI; an LSI is always current and returns at once).
+ * Errors: KURA_E_RESOURCE_NOT_FOUND (no such table or index), KURA_E_BUSY after
+ * `timeout_ms`. */
+kura_status kura_index_wait(kura_db *db, const char *table_name, const char *index_name,
+                            uint64_t timeout_ms);
+
+/* How far an index is behind its table (DescribeTable does not show this; kura-server's
+ * extension and `kura index-stats` do). */
+typedef struct kura_index_stats {
+    uint64_t lag_writes;  /* base writes committed, not yet in the index (GSIs) */
+    uint64_t lag_ms;      /* the age of the oldest of them, 0 when none */
+    uint64_t applied;     /* base writes applied since the database was opened */
+    uint64_t checkpoints; /* durable checkpoints since then */
+    uint64_t queue_bytes; /* the table's GSI backlog */
+    kura_status error;    /* KURA_OK, or what stopped the applier (reopen to recover) */
+} kura_index_stats;
+kura_status kura_index_stats_get(kura_db *db, const char *table_name, const char *index_name,
+                                 kura_index_stats *stats_out);
+
 typedef struct kura_create_table_req {
     const char *table_name;
     const kura_attribute_definition *attribute_definitions;

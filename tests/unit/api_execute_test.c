@@ -196,14 +196,6 @@ static void test_table_request_errors(void **state)
             "1 validation error detected: Value '0' at 'kuraPartitions' failed to satisfy "
             "constraint: Member must have value greater than or equal to 1");
     invalid("CreateTable",
-            "{\"TableName\":\"abc\",\"AttributeDefinitions\":[{\"AttributeName\":\"a\","
-            "\"AttributeType\":\"S\"},{\"AttributeName\":\"g\",\"AttributeType\":\"S\"}],"
-            "\"KeySchema\":[{\"AttributeName\":\"a\",\"KeyType\":\"HASH\"}],\"BillingMode\":"
-            "\"PAY_PER_REQUEST\",\"GlobalSecondaryIndexes\":[{\"IndexName\":\"gsi\",\"KeySchema\":"
-            "[{\"AttributeName\":\"g\",\"KeyType\":\"HASH\"}],\"Projection\":{\"ProjectionType\":"
-            "\"ALL\"}}]}",
-            "kura does not support secondary indexes yet");
-    invalid("CreateTable",
             "{\"TableName\":\"abc\",\"AttributeDefinitions\":[],\"KeySchema\":[],"
             "\"LocalSecondaryIndexes\":[{\"IndexName\":\"x\"}]}",
             "4 validation errors detected: Value '[]' at 'keySchema' failed to satisfy "

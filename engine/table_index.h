@@ -1,0 +1,36 @@
+/*
+ * table_index.h - a table's secondary indexes in the engine (engine/ only): their trees and
+ * the index layer's runtime (engine/table_index.c), and what the item operations ask of them.
+ * Index i of a table is its i-th LSI for i < nlsi, else GSI i - nlsi.
+ */
+#ifndef KURA_ENGINE_TABLE_INDEX_H
+#define KURA_ENGINE_TABLE_INDEX_H
+
+#include "engine/table.h"
+
+uint32_t table_nindexes(const kura_table *t);
+const idx_def *table_index_def(const kura_table *t, uint32_t i);
+/* The position of the index called `name`, or -1. */
+int table_index_find(const kura_table *t, const char *name);
+/* "idx-<table id>-<index id>" */
+void table_index_tree_name(const kura_table *t, const idx_def *d, char *buf, size_t cap);
+
+/* Every index's check of an item about to be written (index/index.h idx_check_item):
+ * KURA_E_INVALID with DynamoDB's message. NULL item: nothing to check. */
+kura_status table_index_check_item(const kura_table *t, const kura_value *item);
+
+/* Opens (creating with `create`) the index trees and the runtime, which first brings the
+ * indexes up to the end of the table's WALs. No-op without indexes. */
+kura_status table_index_open(kura_db *db, kura_table *t, bool create);
+/* Closes the runtime (a checkpoint of every index first). The trees stay open. */
+kura_status table_index_close(kura_table *t);
+/* Closes the runtime and drops the index trees (DeleteTable). */
+kura_status table_index_drop(kura_db *db, kura_table *t);
+/* Blocks until index i has applied every write committed before the call (GSIs; an LSI is
+ * always current). KURA_E_BUSY after timeout_ms. */
+kura_status table_index_wait(kura_table *t, int i, uint64_t timeout_ms);
+
+/* Closes every table's index runtime (kura_close, before the trees close). */
+void tables_close_indexes(kura_db *db);
+
+#endif
