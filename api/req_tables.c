@@ -17,7 +17,6 @@
 
 #include "api/api_int.h"
 
-#define MSG_NO_INDEXES "kura does not support secondary indexes yet"
 #define F_LSI "LocalSecondaryIndexes"
 #define F_GSI "GlobalSecondaryIndexes"
 
@@ -502,7 +501,32 @@ static kura_status check_gsi_updates(const jd_t *ups)
                                name);
         }
     }
-    return jd_array_size(ups) ? api_err(KURA_E_INVALID, MSG_NO_INDEXES) : KURA_OK;
+    return KURA_OK;
+}
+
+/* The (schema-checked) GlobalSecondaryIndexUpdates as kura_gsi_updates in one malloc'ed block
+ * (the caller frees *out; strings stay in the request). */
+static kura_status decode_gsi_updates(const jd_t *ups, kura_gsi_update **out)
+{
+    size_t n = jd_array_size(ups);
+    kura_gsi_update *v = calloc(n ? n : 1, sizeof *v);
+    if (!v) return API_NOMEM();
+    for (size_t i = 0; i < n; i++) {
+        const jd_t *u = jd_array_get(ups, i), *a;
+        if ((a = jd_object_get(u, "Create"))) {
+            v[i].action = KURA_GSI_CREATE;
+        } else if ((a = jd_object_get(u, "Delete"))) {
+            v[i].action = KURA_GSI_DELETE;
+        } else {
+            a = jd_object_get(u, "Update");
+            v[i].action = KURA_GSI_UPDATE;
+            bool has;
+            decode_throughput(a, &has, &v[i].read_capacity_units, &v[i].write_capacity_units);
+        }
+        v[i].index_name = api_str(a, "IndexName");
+    }
+    *out = v;
+    return KURA_OK;
 }
 
 static kura_status run_update(api_call *c)
@@ -517,16 +541,52 @@ static kura_status run_update(api_call *c)
                        "required");
     kura_status s = check_gsi_updates(ups);
     if (s != KURA_OK) return s;
-    kura_update_table_req req = {
-        .table_name = api_str(c->req, "TableName"),
-        .billing_mode = decode_billing(c->req),
-        .has_deletion_protection = jd_object_get(c->req, "DeletionProtectionEnabled") != NULL,
-        .deletion_protection_enabled = api_bool(c->req, "DeletionProtectionEnabled", false),
-    };
-    decode_throughput(c->req, &req.has_provisioned_throughput, &req.read_capacity_units,
-                      &req.write_capacity_units);
-    kura_table_description d;
-    return put_desc(c, "TableDescription", kura_update_table(c->db, &req, &d), &d);
+    kura_gsi_update *updates = NULL;
+    kura_index_def *creates = NULL; /* the Create actions, decoded as CreateTable's GSIs */
+    jd_t *create_list = NULL;
+    size_t nups = jd_array_size(ups);
+    if (nups) {
+        s = decode_gsi_updates(ups, &updates);
+        create_list = s == KURA_OK ? jd_array(c->doc) : NULL;
+        if (s == KURA_OK && !create_list) s = API_NOMEM();
+        for (size_t i = 0; s == KURA_OK && i < nups; i++) {
+            const jd_t *a = jd_object_get(jd_array_get(ups, i), "Create");
+            if (a && jd_array_append(create_list, jd_deep_copy(c->doc, a)) != 0) s = API_NOMEM();
+        }
+        if (s == KURA_OK) s = decode_indexes(create_list, &creates);
+        for (size_t i = 0, k = 0; s == KURA_OK && i < nups; i++)
+            if (updates[i].action == KURA_GSI_CREATE) updates[i].create = creates[k++];
+    }
+    const jd_t *defs = jd_object_get(c->req, "AttributeDefinitions");
+    size_t ndefs = jd_array_size(defs);
+    kura_attribute_definition *ad = s == KURA_OK ? calloc(ndefs + 1, sizeof *ad) : NULL;
+    if (s == KURA_OK && !ad) s = API_NOMEM();
+    for (size_t i = 0; s == KURA_OK && i < ndefs; i++) {
+        const jd_t *d = jd_array_get(defs, i);
+        const char *t = api_str(d, "AttributeType");
+        ad[i].attribute_name = api_str(d, "AttributeName");
+        ad[i].attribute_type = strcmp(t, "S") == 0 ? KURA_S : strcmp(t, "N") == 0 ? KURA_N : KURA_B;
+    }
+    if (s == KURA_OK) {
+        kura_update_table_req req = {
+            .table_name = api_str(c->req, "TableName"),
+            .billing_mode = decode_billing(c->req),
+            .has_deletion_protection = jd_object_get(c->req, "DeletionProtectionEnabled") != NULL,
+            .deletion_protection_enabled = api_bool(c->req, "DeletionProtectionEnabled", false),
+            .attribute_definitions = ad,
+            .attribute_definitions_count = ndefs,
+            .global_secondary_index_updates = updates,
+            .global_secondary_index_updates_count = nups,
+        };
+        decode_throughput(c->req, &req.has_provisioned_throughput, &req.read_capacity_units,
+                          &req.write_capacity_units);
+        kura_table_description d;
+        s = put_desc(c, "TableDescription", kura_update_table(c->db, &req, &d), &d);
+    }
+    free(ad);
+    free(updates);
+    free(creates);
+    return s;
 }
 
 const api_op api_op_update_table = {"UpdateTable", update_schema, run_update};

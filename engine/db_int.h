@@ -85,6 +85,9 @@ void tree_close(kura_tree *t);
 kura_status trees_each_partition(kura_tree *const *trees, size_t ntrees,
                                  kura_status (*fn)(lsm_tree *));
 bool tree_name_valid(const char *name);
+/* Adds tree flags (TREE_RETAIN_WALS: a table that gets its first index) and rewrites the
+ * catalog. */
+kura_status tree_add_flags(kura_db *db, kura_tree *t, uint32_t flags);
 /* The open tree called `name`: KURA_E_NOT_FOUND (no message) if there is none. */
 kura_status tree_find(kura_db *db, const char *name, kura_tree **tree_out);
 /* kura_tree_open with tree flags (TREE_NO_WAL, TREE_RETAIN_WALS), fixed at creation. */

@@ -219,9 +219,15 @@ static bool describe_indexes(const kura_table *t, kura_table_description *out)
     if (t->ngsi && !(out->global_secondary_indexes = calloc(t->ngsi, xsize)))
         return false;
     for (uint32_t i = 0; i < t->ngsi; i++) {
-        out->global_secondary_indexes_count = i + 1;
-        if (!describe_index(t, out->table_arn, &t->gsi[i], &out->global_secondary_indexes[i]))
+        if (t->gsi[i].status == IDX_DELETED)
+            continue; /* dropped by UpdateTable while the table is open */
+        size_t k = out->global_secondary_indexes_count++;
+        if (!describe_index(t, out->table_arn, &t->gsi[i], &out->global_secondary_indexes[k]))
             return false;
+    }
+    if (out->global_secondary_indexes_count == 0) {
+        free(out->global_secondary_indexes);
+        out->global_secondary_indexes = NULL;
     }
     return true;
 }
@@ -238,6 +244,7 @@ kura_status table_describe(kura_db *db, kura_table *t, kura_table_description *d
     out.table_arn = strdup(arn);
     out.table_id = strdup(t->table_id);
     out.table_status = "ACTIVE";
+    kmutex_lock(&db->tables_mu); /* UpdateTable may add attribute definitions */
     out.creation_date_time = t->created;
     out.partitions = t->partitions;
     out.attribute_definitions = calloc(t->nattr_defs, sizeof *out.attribute_definitions);
@@ -250,6 +257,7 @@ kura_status table_describe(kura_db *db, kura_table *t, kura_table_description *d
                   strdup(t->attr_defs[i].attribute_name)) != NULL;
         out.attribute_definitions_count = i + 1;
     }
+    kmutex_unlock(&db->tables_mu);
     if (ok) {
         out.key_schema[0].attribute_name = strdup(t->pk_name);
         out.key_schema_count = 1;

@@ -61,9 +61,17 @@ typedef struct kura_table {
     /* The indexes at run time (engine/table_index.c): their trees "idx-<id>-<index id>", in
      * the order LSIs then GSIs, and the index layer's runtime over them (index/runtime.h).
      * Set while the table is open; NULL without indexes. */
-    kura_tree **ix_trees;
+    kura_tree **ix_trees;            /* IDX_MAX_LSI + IDX_MAX_GSI entries, nlsi + ngsi used */
     struct idx_rt_index *ix_parts;
     struct idx_runtime *ix_rt;
+    /* index reads in flight per index (a dropped index's tree goes once they are done) */
+    atomic_uint ix_readers[IDX_MAX_LSI + IDX_MAX_GSI];
+    /* the background job of UpdateTable's GlobalSecondaryIndexUpdates (one at a time):
+     * a backfill or a drop (engine/table_index.c) */
+    kthread ix_job;
+    bool ix_job_started;
+    atomic_bool ix_job_stop;
+    kura_status ix_job_error; /* a failed backfill: the index stays CREATING */
 
     int refs;                    /* pins, under db->tables_mu */
     kmutex item_locks[TABLE_LOCK_STRIPES];

@@ -54,7 +54,7 @@ static void make_uuid(char out[40])
              r[13], r[14], r[15]);
 }
 
-static kura_status def_write(kura_db *db, const kura_table *t, bool remove)
+kura_status def_write(kura_db *db, const kura_table *t, bool remove)
 {
     kbuf key = KBUF_INIT, val = KBUF_INIT;
     kura_status s = kbuf_append(&key, DEF_PREFIX, strlen(DEF_PREFIX)) &&
@@ -354,8 +354,9 @@ kura_status kura_update_table(kura_db *db, const kura_update_table_req *req,
     kura_status s = table_name_check(req->table_name, "tableName");
     if (s != KURA_OK)
         return s;
-    if (!req->has_provisioned_throughput && req->billing_mode == KURA_BILLING_UNSET &&
-        !req->has_deletion_protection)
+    bool settings = req->has_provisioned_throughput || req->billing_mode != KURA_BILLING_UNSET ||
+                    req->has_deletion_protection;
+    if (!settings && req->global_secondary_index_updates_count == 0)
         return kura_err(KURA_E_INVALID,
                         "At least one of ProvisionedThroughput, BillingMode, "
                         "UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification "
@@ -374,6 +375,15 @@ kura_status kura_update_table(kura_db *db, const kura_update_table_req *req,
     if (table_acquire(db, req->table_name, &t) != KURA_OK)
         return kura_err(KURA_E_RESOURCE_NOT_FOUND,
                         "Requested resource not found: Table: %s not found", req->table_name);
+    if (req->global_secondary_index_updates_count) {
+        s = table_gsi_update(db, t, req);
+        if (s != KURA_OK || !settings) {
+            if (s == KURA_OK)
+                s = table_describe(db, t, desc_out);
+            table_release(t);
+            return s;
+        }
+    }
     kmutex_lock(&db->tables_mu);
     kura_table saved = *t; /* the settings, restored if the definition cannot be written */
     kura_billing_mode mode = req->billing_mode != KURA_BILLING_UNSET ? req->billing_mode

@@ -31,8 +31,8 @@ static const uint8_t PROJ_CODE[] = {[KURA_PROJECTION_ALL] = 1, [KURA_PROJECTION_
 
 /* Copies one index of the request into `x` (zeroed): ACTIVE at once, as DynamoDB has the
  * indexes of a new table. False when out of memory (`x` is then cleared by table_free). */
-static bool index_from_req(const kura_index_def *d, idx_kind kind, bool provisioned,
-                           uint32_t id, idx_def *x)
+bool def_index_from_req(const kura_index_def *d, idx_kind kind, bool provisioned,
+                        uint32_t id, idx_def *x)
 {
     x->id = id;
     x->kind = kind;
@@ -66,18 +66,19 @@ bool def_indexes_from_req(const kura_create_table_req *r, kura_table *t)
     size_t ng = r->global_secondary_indexes ? r->global_secondary_indexes_count : 0;
     bool prov = t->billing == KURA_BILLING_PROVISIONED;
     t->next_index_id = 1;
+    /* GSIs: room for all 20, so that UpdateTable can add one while readers use the array */
     if ((nl && !(t->lsi = calloc(nl, sizeof *t->lsi))) ||
-        (ng && !(t->gsi = calloc(ng, sizeof *t->gsi))))
+        (ng && !(t->gsi = calloc(IDX_MAX_GSI, sizeof *t->gsi))))
         return false;
     for (size_t i = 0; i < nl; i++) {
         t->nlsi = (uint32_t)i + 1;
-        if (!index_from_req(&r->local_secondary_indexes[i], IDX_LOCAL, prov,
+        if (!def_index_from_req(&r->local_secondary_indexes[i], IDX_LOCAL, prov,
                             t->next_index_id++, &t->lsi[i]))
             return false;
     }
     for (size_t i = 0; i < ng; i++) {
         t->ngsi = (uint32_t)i + 1;
-        if (!index_from_req(&r->global_secondary_indexes[i], IDX_GLOBAL, prov,
+        if (!def_index_from_req(&r->global_secondary_indexes[i], IDX_GLOBAL, prov,
                             t->next_index_id++, &t->gsi[i]))
             return false;
     }
@@ -176,9 +177,13 @@ kura_status def_encode(const kura_table *t, kbuf *b)
         ok = kbuf_put_varint(b, t->next_index_id) && kbuf_put_varint(b, t->nlsi);
         for (uint32_t i = 0; ok && i < t->nlsi; i++)
             ok = put_index(b, &t->lsi[i]);
-        ok = ok && kbuf_put_varint(b, t->ngsi);
+        uint32_t ngsi = 0; /* GSIs dropped while the table is open are not written */
+        for (uint32_t i = 0; i < t->ngsi; i++)
+            ngsi += t->gsi[i].status != IDX_DELETED;
+        ok = ok && kbuf_put_varint(b, ngsi);
         for (uint32_t i = 0; ok && i < t->ngsi; i++)
-            ok = put_index(b, &t->gsi[i]);
+            if (t->gsi[i].status != IDX_DELETED)
+                ok = put_index(b, &t->gsi[i]);
     }
     return ok ? KURA_OK : kura_err(KURA_E_NOMEM, "table %s: out of memory", t->name);
 }
@@ -309,7 +314,7 @@ static void rd_indexes(def_reader *r, kura_table *t)
         rd_index(r, IDX_LOCAL, t->next_index_id, &t->lsi[i]);
     }
     uint64_t ng = rd_varint(r);
-    if (r->bad || ng > IDX_MAX_GSI || (ng && !(t->gsi = calloc(ng, sizeof *t->gsi))))
+    if (r->bad || ng > IDX_MAX_GSI || (ng && !(t->gsi = calloc(IDX_MAX_GSI, sizeof *t->gsi))))
         r->bad = true;
     for (uint64_t i = 0; i < ng && !r->bad; i++) {
         t->ngsi = (uint32_t)i + 1;

@@ -9,17 +9,20 @@
  * opened when the table is (CreateTable, kura_open) and closed before its trees are.
  */
 #include "engine/table_index.h"
+#include "engine/table_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "index/runtime.h"
 #include "util/status.h"
 
 uint32_t table_nindexes(const kura_table *t)
 {
-    return t->nlsi + t->ngsi;
+    /* ngsi grows while the table is open (UpdateTable), after the new entry is complete */
+    return t->nlsi + __atomic_load_n(&t->ngsi, __ATOMIC_ACQUIRE);
 }
 
 const idx_def *table_index_def(const kura_table *t, uint32_t i)
@@ -30,7 +33,7 @@ const idx_def *table_index_def(const kura_table *t, uint32_t i)
 int table_index_find(const kura_table *t, const char *name)
 {
     for (uint32_t i = 0; name && i < table_nindexes(t); i++)
-        if (!strcmp(table_index_def(t, i)->name, name))
+        if (table_index_def(t, i)->status != IDX_DELETED && !strcmp(table_index_def(t, i)->name, name))
             return (int)i;
     return -1;
 }
@@ -43,7 +46,10 @@ void table_index_tree_name(const kura_table *t, const idx_def *d, char *buf, siz
 kura_status table_index_check_item(const kura_table *t, const kura_value *item)
 {
     for (uint32_t i = 0; item && i < table_nindexes(t); i++) {
-        kura_status s = idx_check_item(table_index_def(t, i), item);
+        const idx_def *d = table_index_def(t, i);
+        if (d->status == IDX_DELETING || d->status == IDX_DELETED)
+            continue;
+        kura_status s = idx_check_item(d, item);
         if (s != KURA_OK)
             return s;
     }
@@ -58,29 +64,118 @@ static void table_index_free(kura_table *t)
     t->ix_parts = NULL;
 }
 
-kura_status table_index_open(kura_db *db, kura_table *t, bool create)
+static kura_status alloc_arrays(kura_table *t)
 {
-    uint32_t n = table_nindexes(t);
-    if (n == 0)
+    if (t->ix_trees)
         return KURA_OK;
-    t->ix_trees = calloc(n, sizeof *t->ix_trees);
-    t->ix_parts = calloc(n, sizeof *t->ix_parts);
+    enum { MAX = IDX_MAX_LSI + IDX_MAX_GSI }; /* room for GSIs added while open */
+    t->ix_trees = calloc(MAX, sizeof *t->ix_trees);
+    t->ix_parts = calloc(MAX, sizeof *t->ix_parts);
     if (!t->ix_trees || !t->ix_parts) {
         table_index_free(t);
         return kura_err(KURA_E_NOMEM, "table %s: out of memory", t->name);
     }
-    kura_status s = KURA_OK;
+    return KURA_OK;
+}
+
+/* Opens (creating) the tree of index d into slot i. */
+static kura_status open_tree(kura_db *db, kura_table *t, uint32_t i, const idx_def *d,
+                             bool building)
+{
+    char name[64];
+    table_index_tree_name(t, d, name, sizeof name);
     kura_tree_options to = {.partitions = t->partitions, .hash_prefixed_keys = true};
+    kura_status s = tree_open_flags(db, name, &to, TREE_NO_WAL, &t->ix_trees[i]);
+    if (s == KURA_OK && !(t->ix_trees[i]->flags & TREE_NO_WAL))
+        s = kura_err(KURA_E_CORRUPTION, "tree %s of index %s of table %s has a WAL", name,
+                     d->name, t->name);
+    if (s == KURA_OK)
+        t->ix_parts[i] = (idx_rt_index){d, t->ix_trees[i]->parts, t->ix_trees[i]->nparts,
+                                        building};
+    return s;
+}
+
+/* Drops the tree of index d if it exists. */
+static kura_status drop_tree(kura_db *db, const kura_table *t, const idx_def *d)
+{
+    char name[64];
+    table_index_tree_name(t, d, name, sizeof name);
+    kura_tree *tr = NULL;
+    if (tree_find(db, name, &tr) != KURA_OK)
+        return KURA_OK;
+    return kura_tree_drop(db, tr);
+}
+
+/* Removes the attribute definitions no key uses any more (after a GSI is dropped), as
+ * DynamoDB's DescribeTable shows them. tables_mu held. */
+static void prune_attr_defs(kura_table *t)
+{
+    size_t k = 0;
+    for (size_t j = 0; j < t->nattr_defs; j++) {
+        const char *n = t->attr_defs[j].attribute_name;
+        bool used = !strcmp(n, t->pk_name) || (t->sk_name && !strcmp(n, t->sk_name));
+        for (uint32_t i = 0; i < table_nindexes(t) && !used; i++) {
+            const idx_def *d = table_index_def(t, i);
+            if (d->status != IDX_DELETED)
+                used = idx_is_key_attr(d, n, strlen(n));
+        }
+        if (used)
+            t->attr_defs[k++] = t->attr_defs[j];
+        else
+            free((char *)n);
+    }
+    t->nattr_defs = k;
+}
+
+/* At open: GSIs whose drop a crash interrupted are finished now (before anything reads the
+ * array: they leave it). */
+static kura_status finish_drops(kura_db *db, kura_table *t)
+{
+    bool changed = false;
+    kura_status s = KURA_OK;
+    for (uint32_t i = 0; i < t->ngsi && s == KURA_OK;) {
+        if (t->gsi[i].status != IDX_DELETING) {
+            i++;
+            continue;
+        }
+        s = drop_tree(db, t, &t->gsi[i]);
+        if (s != KURA_OK)
+            break;
+        idx_def_clear(&t->gsi[i]);
+        memmove(&t->gsi[i], &t->gsi[i + 1], (t->ngsi - i - 1) * sizeof *t->gsi);
+        memset(&t->gsi[--t->ngsi], 0, sizeof *t->gsi);
+        changed = true;
+    }
+    if (s == KURA_OK && changed) {
+        kmutex_lock(&db->tables_mu);
+        prune_attr_defs(t);
+        s = def_write(db, t, false);
+        kmutex_unlock(&db->tables_mu);
+    }
+    return s;
+}
+
+static kura_status start_job(kura_table *t, void *(*fn)(void *));
+static void *backfill_main(void *arg);
+
+kura_status table_index_open(kura_db *db, kura_table *t, bool create)
+{
+    (void)create;
+    kura_status s = finish_drops(db, t);
+    uint32_t n = table_nindexes(t);
+    if (s != KURA_OK || n == 0)
+        return s;
+    if ((s = alloc_arrays(t)) != KURA_OK)
+        return s;
+    int building = -1;
     for (uint32_t i = 0; i < n && s == KURA_OK; i++) {
         const idx_def *d = table_index_def(t, i);
-        char name[64];
-        table_index_tree_name(t, d, name, sizeof name);
-        s = tree_open_flags(db, name, &to, TREE_NO_WAL, &t->ix_trees[i]);
-        if (s == KURA_OK && !(t->ix_trees[i]->flags & TREE_NO_WAL))
-            s = kura_err(KURA_E_CORRUPTION, "tree %s of index %s of table %s has a WAL", name,
-                         d->name, t->name);
+        if (d->status == IDX_CREATING) { /* a backfill a restart stopped: from scratch */
+            building = (int)i;
+            s = drop_tree(db, t, d);
+        }
         if (s == KURA_OK)
-            t->ix_parts[i] = (idx_rt_index){d, t->ix_trees[i]->parts, t->ix_trees[i]->nparts};
+            s = open_tree(db, t, i, d, d->status == IDX_CREATING);
     }
     if (s == KURA_OK && !(t->tree->flags & TREE_RETAIN_WALS))
         s = kura_err(KURA_E_CORRUPTION, "tree tbl-%llu of table %s (with indexes) does not keep "
@@ -91,14 +186,210 @@ kura_status table_index_open(kura_db *db, kura_table *t, bool create)
                      .nbase = t->tree->nparts, .indexes = t->ix_parts, .nindexes = n};
     if (s == KURA_OK)
         s = idx_rt_open(&a, &t->ix_rt);
-    if (s != KURA_OK)
+    if (s == KURA_OK && building >= 0)
+        s = start_job(t, backfill_main);
+    if (s != KURA_OK) {
+        idx_rt_close(t->ix_rt);
+        t->ix_rt = NULL;
         table_index_free(t);
-    (void)create;
+    }
     return s;
+}
+
+/* ---- The background job: a backfill or a drop --------------------------------------------- */
+
+typedef struct ix_job_arg {
+    kura_db *db;
+    kura_table *t;
+} ix_job_arg;
+
+static kura_db *job_db(const kura_table *t)
+{
+    return t->tree->db;
+}
+
+static void join_job(kura_table *t)
+{
+    if (!t->ix_job_started)
+        return;
+    kthread_join(t->ix_job);
+    t->ix_job_started = false;
+}
+
+static kura_status start_job(kura_table *t, void *(*fn)(void *))
+{
+    join_job(t); /* the previous one has finished: DDL allows one at a time */
+    atomic_store(&t->ix_job_stop, false);
+    t->ix_job_error = KURA_OK;
+    if (!kthread_start(&t->ix_job, fn, t))
+        return kura_err(KURA_E_NOMEM, "table %s: cannot start an index job thread", t->name);
+    t->ix_job_started = true;
+    return KURA_OK;
+}
+
+/* The position of the one GSI with status `st`, or -1. */
+static int find_status(const kura_table *t, idx_status st)
+{
+    for (uint32_t i = 0; i < t->ngsi; i++)
+        if (t->gsi[i].status == st)
+            return (int)(t->nlsi + i);
+    return -1;
+}
+
+/* Reads the table at a snapshot and puts every item's entry into the new index. */
+static kura_status backfill(kura_table *t, uint32_t pos, uint64_t s0)
+{
+    kura_db *db = job_db(t);
+    const idx_def *d = table_index_def(t, pos);
+    lsm_seq_wait(&db->sh, s0); /* every batch up to s0 is in the snapshot */
+    const kura_snapshot *snap = kura_snapshot_new(db);
+    if (!snap)
+        return kura_err(KURA_E_NOMEM, "backfill: out of memory");
+    kura_read_options ro;
+    kura_read_options_init(&ro);
+    ro.snapshot = snap;
+    ro.fill_cache = false;
+    kura_iter *it = NULL;
+    kura_status s = kura_iter_new(t->tree, &ro, &it);
+    kbuf k = KBUF_INIT, v = KBUF_INIT;
+    uint64_t n = 0;
+    for (kura_iter_seek_first(it); s == KURA_OK && kura_iter_valid(it); kura_iter_next(it)) {
+        if ((++n & 1023) == 0 && atomic_load(&t->ix_job_stop))
+            s = kura_err(KURA_E_CLOSED, "backfill of index %s stopped", d->name);
+        size_t vlen;
+        const void *val = s == KURA_OK ? kura_iter_value(it, &vlen) : NULL;
+        kura_value item = {0};
+        if (s == KURA_OK && (s = val_decode(val, vlen, &item)) == KURA_E_CORRUPTION)
+            s = kura_err(s, "table %s: stored item: %s", t->name, kura_last_error());
+        bool present = false;
+        k.len = v.len = 0;
+        if (s == KURA_OK)
+            s = idx_entry_key(d, &t->ks, &item, &k, &present);
+        if (s == KURA_OK && present)
+            s = idx_entry_value(d, &t->ks, &item, &v);
+        val_clear(&item);
+        if (s == KURA_OK && present)
+            s = idx_rt_backfill_put(t->ix_rt, pos, s0, k.data, k.len, v.data, v.len);
+    }
+    if (s == KURA_OK)
+        s = kura_iter_status(it);
+    kura_iter_free(it);
+    kura_snapshot_free(db, snap);
+    kbuf_free(&k);
+    kbuf_free(&v);
+    return s;
+}
+
+static void *backfill_main(void *arg)
+{
+    kura_table *t = arg;
+    kura_db *db = job_db(t);
+    int pos = find_status(t, IDX_CREATING);
+    if (pos < 0)
+        return NULL;
+    /* every batch allocated after s0 reaches the index through the runtime */
+    uint64_t s0 = idx_rt_seq_now(t->ix_rt);
+    kura_status s = backfill(t, (uint32_t)pos, s0);
+    if (s == KURA_OK)
+        s = idx_rt_built(t->ix_rt, (uint32_t)pos, s0);
+    if (s == KURA_OK) {
+        kmutex_lock(&db->tables_mu);
+        idx_def *d = &t->gsi[(uint32_t)pos - t->nlsi];
+        if (atomic_load(&t->dropped)) { /* DeleteTable removed the definition: keep it so */
+            s = kura_err(KURA_E_CLOSED, "table %s was deleted", t->name);
+        } else {
+            d->status = IDX_ACTIVE;
+            if ((s = def_write(db, t, false)) != KURA_OK)
+                d->status = IDX_CREATING; /* a reopen builds it again */
+        }
+        kmutex_unlock(&db->tables_mu);
+    }
+    if (s != KURA_OK && s != KURA_E_CLOSED) {
+        fprintf(stderr, "kura: table %s: building index %s failed: %s\n", t->name,
+                table_index_def(t, (uint32_t)pos)->name, kura_last_error());
+        t->ix_job_error = s;
+    }
+    return NULL;
+}
+
+static void *drop_main(void *arg)
+{
+    kura_table *t = arg;
+    kura_db *db = job_db(t);
+    int pos = find_status(t, IDX_DELETING);
+    if (pos < 0)
+        return NULL;
+    /* the last reads of the index end before its tree goes */
+    while (atomic_load(&t->ix_readers[pos]) > 0 && !atomic_load(&t->ix_job_stop)) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    if (atomic_load(&t->ix_job_stop))
+        return NULL; /* DELETING is durable: the next open finishes it */
+    idx_def *d = &t->gsi[(uint32_t)pos - t->nlsi];
+    kura_status s = drop_tree(db, t, d);
+    if (s == KURA_OK) {
+        t->ix_trees[pos] = NULL;
+        kmutex_lock(&db->tables_mu);
+        d->status = IDX_DELETED;
+        prune_attr_defs(t);
+        /* if it fails, DELETING stays and the next open ends it; a deleted table keeps none */
+        if (!atomic_load(&t->dropped))
+            s = def_write(db, t, false);
+        kmutex_unlock(&db->tables_mu);
+    }
+    if (s != KURA_OK) {
+        fprintf(stderr, "kura: table %s: dropping index %s failed: %s\n", t->name, d->name,
+                kura_last_error());
+        t->ix_job_error = s;
+    }
+    return NULL;
+}
+
+kura_status table_index_add_gsi(kura_db *db, kura_table *t)
+{
+    uint32_t pos = table_nindexes(t) - 1; /* the caller appended the CREATING definition */
+    const idx_def *d = table_index_def(t, pos);
+    kura_status s = alloc_arrays(t);
+    if (s == KURA_OK)
+        s = tree_add_flags(db, t->tree, TREE_RETAIN_WALS);
+    if (s == KURA_OK)
+        s = drop_tree(db, t, d); /* an orphan of an earlier attempt with this id: none */
+    if (s == KURA_OK)
+        s = open_tree(db, t, pos, d, true);
+    if (s != KURA_OK)
+        return s;
+    if (!t->ix_rt) { /* the table's first index */
+        idx_rt_args a = {.table_name = t->name, .ks = t->ks, .sh = &db->sh,
+                         .sync = db->opts.durability == KURA_SYNC, .base = t->tree->parts,
+                         .nbase = t->tree->nparts, .indexes = t->ix_parts, .nindexes = pos + 1};
+        s = idx_rt_open(&a, &t->ix_rt);
+    } else {
+        uint32_t got;
+        uint64_t s0;
+        s = idx_rt_add(t->ix_rt, &t->ix_parts[pos], &got, &s0);
+        if (s == KURA_OK && got != pos)
+            s = kura_err(KURA_E_CORRUPTION, "table %s: index %s at %u in the runtime, %u in the "
+                                            "table",
+                         t->name, d->name, got, pos);
+    }
+    if (s == KURA_OK)
+        s = start_job(t, backfill_main);
+    return s;
+}
+
+kura_status table_index_drop_gsi(kura_db *db, kura_table *t, uint32_t pos)
+{
+    (void)db;
+    if (t->ix_rt)
+        idx_rt_remove(t->ix_rt, pos);
+    return start_job(t, drop_main);
 }
 
 kura_status table_index_close(kura_table *t)
 {
+    atomic_store(&t->ix_job_stop, true);
+    join_job(t);
     kura_status s = idx_rt_close(t->ix_rt);
     t->ix_rt = NULL;
     table_index_free(t);
@@ -109,14 +400,8 @@ kura_status table_index_drop(kura_db *db, kura_table *t)
 {
     kura_status s = table_index_close(t);
     for (uint32_t i = 0; i < table_nindexes(t); i++) {
-        char name[64];
-        table_index_tree_name(t, table_index_def(t, i), name, sizeof name);
-        kura_tree *tr = NULL;
-        /* opening an existing tree only finds it */
-        kura_status s2 = tree_find(db, name, &tr);
-        if (s2 == KURA_OK && tr)
-            s2 = kura_tree_drop(db, tr);
-        if (s == KURA_OK && s2 != KURA_OK && s2 != KURA_E_NOT_FOUND)
+        kura_status s2 = drop_tree(db, t, table_index_def(t, i));
+        if (s == KURA_OK)
             s = s2;
     }
     return s;
@@ -131,11 +416,18 @@ kura_status table_index_wait(kura_table *t, int i, uint64_t timeout_ms)
 
 void tables_close_indexes(kura_db *db)
 {
+    /* Not under tables_mu: a finishing backfill takes it to make its index ACTIVE, and the
+     * close waits for that job. The database is closing: no DDL changes the list. */
     kmutex_lock(&db->tables_mu);
-    for (size_t i = 0; i < db->ntables; i++)
-        if (db->tables[i]->ix_rt)
-            table_index_close(db->tables[i]);
+    size_t n = db->ntables;
+    kura_table **ts = malloc((n ? n : 1) * sizeof *ts);
+    if (ts)
+        memcpy(ts, db->tables, n * sizeof *ts);
     kmutex_unlock(&db->tables_mu);
+    for (size_t i = 0; ts && i < n; i++)
+        if (ts[i]->ix_rt || ts[i]->ix_job_started)
+            table_index_close(ts[i]);
+    free(ts);
 }
 
 /* Pins the table and finds the index; on success the caller releases the table. */
@@ -187,4 +479,30 @@ kura_status kura_index_stats_get(kura_db *db, const char *table_name, const char
     *stats_out = (kura_index_stats){st.lag_writes, st.lag_ms, st.applied, st.checkpoints,
                                     st.queue_bytes, st.error};
     return KURA_OK;
+}
+
+/* ---- Test hooks (tests/unit/engine_index_wal_test.c, tests/crash/) ------------------------ */
+
+kura_status table_index_pause(kura_db *db, const char *table_name, bool paused)
+{
+    kura_table *t;
+    kura_status s = table_acquire(db, table_name, &t);
+    if (s != KURA_OK)
+        return s;
+    if (t->ix_rt)
+        idx_rt_pause(t->ix_rt, paused);
+    table_release(t);
+    return KURA_OK;
+}
+
+kura_status table_index_checkpoint(kura_db *db, const char *table_name)
+{
+    kura_table *t;
+    kura_status s = table_acquire(db, table_name, &t);
+    if (s != KURA_OK)
+        return s;
+    if (t->ix_rt)
+        s = idx_rt_checkpoint(t->ix_rt);
+    table_release(t);
+    return s;
 }

@@ -22,6 +22,13 @@ kura_status table_index_check_item(const kura_table *t, const kura_value *item);
 /* Opens (creating with `create`) the index trees and the runtime, which first brings the
  * indexes up to the end of the table's WALs. No-op without indexes. */
 kura_status table_index_open(kura_db *db, kura_table *t, bool create);
+/* UpdateTable Create: the caller appended the new GSI (status CREATING) to t->gsi and made
+ * its definition durable; this opens its tree, adds it to the runtime and starts its
+ * backfill in the background (ACTIVE once done). */
+kura_status table_index_add_gsi(kura_db *db, kura_table *t);
+/* UpdateTable Delete: the caller set the GSI at `pos` DELETING durably; this stops its
+ * maintenance and drops its tree in the background once no read uses it. */
+kura_status table_index_drop_gsi(kura_db *db, kura_table *t, uint32_t pos);
 /* Closes the runtime (a checkpoint of every index first). The trees stay open. */
 kura_status table_index_close(kura_table *t);
 /* Closes the runtime and drops the index trees (DeleteTable). */
@@ -32,5 +39,14 @@ kura_status table_index_wait(kura_table *t, int i, uint64_t timeout_ms);
 
 /* Closes every table's index runtime (kura_close, before the trees close). */
 void tables_close_indexes(kura_db *db);
+
+/* Test hooks. Stops (true) or resumes (false) the table's GSI applier (idx_rt_pause): writes
+ * go on and queue up, and the base WAL is kept for the GSIs. KURA_E_RESOURCE_NOT_FOUND if
+ * there is no such table; a table without GSIs ignores it. */
+kura_status table_index_pause(kura_db *db, const char *table_name, bool paused);
+/* Test hook: records a checkpoint of every index of the table now, waits until it is durable
+ * and lets the table's partitions drop the WAL segments no index needs (idx_rt_checkpoint).
+ * Errors: KURA_E_RESOURCE_NOT_FOUND, the index trees' storage errors. */
+kura_status table_index_checkpoint(kura_db *db, const char *table_name);
 
 #endif

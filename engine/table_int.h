@@ -19,6 +19,10 @@ void table_list_remove_locked(kura_db *db, kura_table *t);
  * 1 in request order (LSIs first); false when out of memory (table_free frees what was
  * copied). */
 bool def_indexes_from_req(const kura_create_table_req *r, kura_table *t);
+/* One index of a request into `x` (zeroed), ACTIVE, without key types. False: out of memory
+ * (`x` then holds what was copied: idx_def_clear). */
+bool def_index_from_req(const kura_index_def *d, idx_kind kind, bool provisioned, uint32_t id,
+                        idx_def *x);
 /* Sets the types of the table's key and of its indexes' key attributes from the attribute
  * definitions. KURA_E_CORRUPTION when an index key attribute has none (only a damaged
  * definition record has that). */
@@ -27,6 +31,8 @@ kura_status def_bind_schema(kura_table *t);
  * table_new() table (name, id, settings, attribute definitions, key names, index definitions
  * without their key types: def_bind_schema sets those). */
 kura_status def_encode(const kura_table *t, kbuf *b);
+/* Writes the definition record of `t` to the system tree (synchronously), or deletes it. */
+kura_status def_write(kura_db *db, const kura_table *t, bool remove);
 kura_status def_decode(const uint8_t *p, size_t len, kura_table *t);
 
 /* DynamoDB's checks of a table name parameter (`param` is its name in messages, e.g.
@@ -43,6 +49,9 @@ kura_status table_check_indexes(const kura_create_table_req *r);
  * messages (cut short at `cap`). */
 void table_list_keys(char *out, size_t cap, const kura_key_schema_element *k, size_t n);
 void table_list_defs(char *out, size_t cap, const kura_attribute_definition *d, size_t n);
+
+/* table_gsi.c: UpdateTable's GlobalSecondaryIndexUpdates on the pinned table `t`. */
+kura_status table_gsi_update(kura_db *db, kura_table *t, const kura_update_table_req *req);
 
 /* The largest ReadCapacityUnits / WriteCapacityUnits DynamoDB accepts. */
 extern const uint64_t TABLE_CAPACITY_MAX;

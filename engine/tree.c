@@ -83,6 +83,20 @@ static kura_tree *find_tree(kura_db *db, const char *name)
     return NULL;
 }
 
+kura_status tree_add_flags(kura_db *db, kura_tree *t, uint32_t flags)
+{
+    kmutex_lock(&db->mu);
+    kura_status s = KURA_OK;
+    if ((t->flags & flags) != flags) {
+        uint32_t old = t->flags;
+        t->flags |= flags;
+        if ((s = catalog_write(db)) != KURA_OK)
+            t->flags = old;
+    }
+    kmutex_unlock(&db->mu);
+    return s;
+}
+
 kura_status tree_find(kura_db *db, const char *name, kura_tree **tree_out)
 {
     kmutex_lock(&db->mu);

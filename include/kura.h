@@ -370,8 +370,19 @@ typedef enum kura_select {
     KURA_SELECT_COUNT,
 } kura_select;
 
+/* One secondary index's share of a request's capacity (ReturnConsumedCapacity INDEXES). */
+typedef struct kura_index_capacity {
+    char *index_name;      /* owned by the result */
+    bool global;           /* a GSI ("GlobalSecondaryIndexes"), else an LSI */
+    double capacity_units;
+} kura_index_capacity;
+
 /* Capacity consumed by one request on one table (ReturnConsumedCapacity), in DynamoDB's
- * units: reads in 4 KB units (eventually consistent: half), writes in 1 KB units. */
+ * units: reads in 4 KB units (eventually consistent: half), writes in 1 KB units. With
+ * INDEXES, capacity_units = table_capacity_units + the units of every index listed. A Query or
+ * Scan with IndexName lists its one index (the index entries read; table_capacity_units is
+ * what reading whole items from the table for an LSI cost); a write may list every index it
+ * changed. Everything is freed with the result that holds it (kura_page_free, ...). */
 typedef struct kura_consumed_capacity {
     bool present;          /* false when ReturnConsumedCapacity was NONE */
     char *table_name;      /* owned by the result */
@@ -379,6 +390,8 @@ typedef struct kura_consumed_capacity {
     double read_capacity_units;
     double write_capacity_units;
     double table_capacity_units; /* the table's share (INDEXES) */
+    kura_index_capacity *indexes; /* INDEXES: owned by the result; NULL when none */
+    size_t index_count;
 } kura_consumed_capacity;
 
 /* Expression parameters shared by the item operations. `names` is a map "#n" -> S (the
@@ -486,6 +499,20 @@ typedef struct kura_create_table_req {
     size_t global_secondary_indexes_count;
 } kura_create_table_req;
 
+/* One of UpdateTable's GlobalSecondaryIndexUpdates. */
+typedef enum kura_gsi_action {
+    KURA_GSI_CREATE = 1, /* `create`: the new index, backfilled in the background */
+    KURA_GSI_UPDATE,     /* `index_name` gets the provisioned throughput */
+    KURA_GSI_DELETE,     /* `index_name` is dropped */
+} kura_gsi_action;
+
+typedef struct kura_gsi_update {
+    kura_gsi_action action;
+    kura_index_def create;
+    const char *index_name;
+    uint64_t read_capacity_units, write_capacity_units; /* UPDATE */
+} kura_gsi_update;
+
 typedef struct kura_update_table_req {
     const char *table_name;
     kura_billing_mode billing_mode; /* UNSET: unchanged */
@@ -493,6 +520,15 @@ typedef struct kura_update_table_req {
     uint64_t read_capacity_units, write_capacity_units;
     bool has_deletion_protection; /* DeletionProtectionEnabled given */
     bool deletion_protection_enabled;
+    /* the key attributes of a GSI being created (the table's own are kept) */
+    const kura_attribute_definition *attribute_definitions;
+    size_t attribute_definitions_count;
+    /* At most one Create or Delete per request, and none while an index is being created or
+     * deleted (LimitExceededException, as DynamoDB). A created GSI is CREATING (Backfilling)
+     * until its backfill from a snapshot is done, then ACTIVE; the table stays readable and
+     * writable throughout. A deleted one is DELETING until its trees are dropped. */
+    const kura_gsi_update *global_secondary_index_updates;
+    size_t global_secondary_index_updates_count;
 } kura_update_table_req;
 
 /* What DescribeTable returns. Every pointer is owned by the description and freed by
@@ -533,7 +569,10 @@ kura_status kura_describe_table(kura_db *db, const char *table_name,
  * KURA_E_RESOURCE_NOT_FOUND; KURA_E_INVALID if deletion protection is enabled. */
 kura_status kura_delete_table(kura_db *db, const char *table_name,
                               kura_table_description *desc_out);
-/* UpdateTable for the table's own settings (billing, throughput, deletion protection). */
+/* UpdateTable: the table's settings (billing, throughput, deletion protection) and its GSIs
+ * (GlobalSecondaryIndexUpdates). Errors: KURA_E_INVALID, KURA_E_RESOURCE_NOT_FOUND (no
+ * such table or index), KURA_E_RESOURCE_IN_USE (that index is being created or deleted),
+ * KURA_E_LIMIT_EXCEEDED (another index operation runs, or 20 GSIs). */
 kura_status kura_update_table(kura_db *db, const kura_update_table_req *req,
                               kura_table_description *desc_out);
 /* ListTables: names in ascending order after `exclusive_start_table_name` (NULL: from the

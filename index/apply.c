@@ -62,6 +62,8 @@ static kura_status put_entry(void *arg, idx_change_kind kind, const uint8_t *key
 
 static bool wants(const apply_ctx *c, const rt_index *x)
 {
+    if (x->removed)
+        return false;
     if (c->kind >= 0)
         return (int)x->def->kind == c->kind;
     return __atomic_load_n(&x->applied[c->b], __ATOMIC_ACQUIRE) < c->pending.seq;
@@ -140,8 +142,9 @@ kura_status rt_apply_batch(idx_runtime *rt, uint32_t b, const uint8_t *rep, size
     uint64_t last = lsm_rep_seq(rep) + (n ? n - 1 : 0);
     for (uint32_t i = 0; i < rt->nix && s == KURA_OK; i++) {
         rt_index *x = &rt->ix[i];
-        bool mine = kind >= 0 ? (int)x->def->kind == kind
-                              : __atomic_load_n(&x->applied[b], __ATOMIC_ACQUIRE) < last;
+        bool mine = x->removed ? false
+                    : kind >= 0 ? (int)x->def->kind == kind
+                                : __atomic_load_n(&x->applied[b], __ATOMIC_ACQUIRE) < last;
         if (!mine)
             continue;
         __atomic_store_n(&x->applied[b], last, __ATOMIC_RELEASE);
@@ -202,8 +205,12 @@ void rt_release_wals(idx_runtime *rt)
     }
     for (uint32_t b = 0; b < rt->nbase; b++)
         min[b] = UINT64_MAX;
+    pthread_rwlock_rdlock(&rt->lock); /* the set of indexes */
     for (uint32_t i = 0; i < rt->nix; i++) {
+        if (rt->ix[i].building || rt->ix[i].removed)
+            continue; /* rebuilt from scratch after a restart / gone */
         if (rt_durable(rt, &rt->ix[i], d) != KURA_OK) {
+            pthread_rwlock_unlock(&rt->lock);
             free(min);
             free(d);
             return;
@@ -212,6 +219,7 @@ void rt_release_wals(idx_runtime *rt)
             if (d[b] < min[b])
                 min[b] = d[b];
     }
+    pthread_rwlock_unlock(&rt->lock);
     for (uint32_t b = 0; b < rt->nbase; b++)
         lsm_set_wal_retain(rt->base[b], min[b] == UINT64_MAX ? 0 : min[b]);
     free(min);
@@ -228,13 +236,16 @@ static bool any_full(const rt_index *x)
 
 kura_status rt_maybe_checkpoint(idx_runtime *rt, rt_index *x, bool force)
 {
+    if (x->removed)
+        return KURA_OK;
     if (!force && !any_full(x) &&
         __atomic_load_n(&x->since_switch, __ATOMIC_RELAXED) < rt->switch_bytes)
         return KURA_OK;
     pthread_rwlock_wrlock(&rt->lock);
     kura_status s = KURA_OK;
-    /* someone else may have just done it */
-    if (force || any_full(x) ||
+    /* someone else may have just done it; or the index was removed meanwhile */
+    if (x->removed) {
+    } else if (force || any_full(x) ||
         __atomic_load_n(&x->since_switch, __ATOMIC_RELAXED) >= rt->switch_bytes) {
         /* relaxed durability: what the memtables hold must not outlive the base writes it
          * comes from, so the base WALs are made durable first (no insert runs meanwhile) */

@@ -52,6 +52,8 @@ typedef enum idx_status {
     IDX_ACTIVE,
     IDX_CREATING, /* being backfilled (UpdateTable Create) */
     IDX_DELETING, /* UpdateTable Delete: its trees are being dropped */
+    IDX_DELETED,  /* dropped; the definition stays in memory until the table closes (never
+                   * stored) */
 } idx_status;
 
 typedef struct idx_key_attr {

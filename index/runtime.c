@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/coding.h"
+#include "util/hash.h"
 #include "util/status.h"
 
 static kura_status rt_hook(void *arg, lsm_tree *t, const uint8_t *rep, size_t len)
@@ -29,7 +31,7 @@ static kura_status rt_hook(void *arg, lsm_tree *t, const uint8_t *rep, size_t le
             if (rt->ix[i].def->kind == IDX_LOCAL)
                 s = rt_maybe_checkpoint(rt, &rt->ix[i], false);
     }
-    if (s == KURA_OK && rt->has_gsi)
+    if (s == KURA_OK && __atomic_load_n(&rt->has_gsi, __ATOMIC_SEQ_CST))
         s = rt_enqueue(rt, bc->b, rep, len);
     return s;
 }
@@ -38,7 +40,7 @@ static void rt_free(idx_runtime *rt)
 {
     if (!rt)
         return;
-    for (uint32_t i = 0; rt->ix && i < rt->nix; i++)
+    for (uint32_t i = 0; rt->ix && i < RT_MAX_INDEXES; i++)
         free(rt->ix[i].applied);
     free(rt->ix);
     free(rt->bctx);
@@ -77,14 +79,15 @@ static kura_status rt_new(const idx_rt_args *a, idx_runtime **out)
     rt->ks.pk_name = rt->pk_name;
     rt->ks.sk_name = rt->sk_name;
     rt->bctx = calloc(a->nbase, sizeof *rt->bctx);
-    rt->ix = calloc(a->nindexes ? a->nindexes : 1, sizeof *rt->ix);
+    rt->ix = calloc(RT_MAX_INDEXES, sizeof *rt->ix);
     bool ok = rt->table_name && rt->pk_name && (!a->ks.sk_name || rt->sk_name) && rt->bctx &&
-              rt->ix;
+              rt->ix && a->nindexes <= RT_MAX_INDEXES;
     for (uint32_t i = 0; ok && i < a->nindexes; i++) {
         rt_index *x = &rt->ix[i];
         x->def = a->indexes[i].def;
         x->parts = a->indexes[i].parts;
         x->nparts = a->indexes[i].nparts;
+        x->building = a->indexes[i].building;
         ok = (x->applied = calloc(a->nbase, sizeof *x->applied)) != NULL;
         rt->has_lsi |= x->def->kind == IDX_LOCAL;
         rt->has_gsi |= x->def->kind == IDX_GLOBAL;
@@ -119,6 +122,11 @@ static kura_status rt_recover(idx_runtime *rt)
         from[b] = UINT64_MAX;
     for (uint32_t i = 0; i < rt->nix && s == KURA_OK; i++) {
         rt_index *x = &rt->ix[i];
+        if (x->building) { /* built again from a snapshot: the replay passes it by */
+            for (uint32_t b = 0; b < rt->nbase; b++)
+                x->applied[b] = UINT64_MAX;
+            continue;
+        }
         s = rt_durable(rt, x, d);
         for (uint32_t b = 0; s == KURA_OK && b < rt->nbase; b++) {
             x->applied[b] = d[b];
@@ -127,12 +135,18 @@ static kura_status rt_recover(idx_runtime *rt)
         }
     }
     for (uint32_t b = 0; b < rt->nbase && s == KURA_OK && rt->nix; b++) {
+        if (from[b] == UINT64_MAX)
+            continue; /* only building indexes */
         replay_arg r = {rt, b};
         s = lsm_wal_replay(rt->base[b], from[b], replay_rec, &r);
         if (s != KURA_OK)
             s = kura_err(s, "table %s: rebuilding its indexes from the WAL: %s", rt->table_name,
                          kura_last_error());
     }
+    for (uint32_t i = 0; i < rt->nix; i++)
+        if (rt->ix[i].building)
+            for (uint32_t b = 0; b < rt->nbase; b++)
+                rt->ix[i].applied[b] = 0; /* idx_rt_built sets it */
     free(d);
     free(from);
     return s;
@@ -153,16 +167,110 @@ kura_status idx_rt_open(const idx_rt_args *a, idx_runtime **rt_out)
         rt_free(rt);
         return s;
     }
-    for (uint32_t b = 0; b < rt->nbase && rt->nix; b++)
+    for (uint32_t b = 0; b < rt->nbase; b++)
         lsm_set_commit_hook(rt->base[b], rt_hook, &rt->bctx[b]);
     *rt_out = rt;
     return KURA_OK;
+}
+
+uint64_t idx_rt_seq_now(idx_runtime *rt)
+{
+    return __atomic_load_n(&rt->sh->last_alloc, __ATOMIC_ACQUIRE);
+}
+
+kura_status idx_rt_add(idx_runtime *rt, const idx_rt_index *ix, uint32_t *pos_out,
+                       uint64_t *s0_out)
+{
+    if (ix->def->kind != IDX_GLOBAL)
+        return kura_err(KURA_E_INVALID, "only a GSI can be added to a table");
+    uint64_t *applied = calloc(rt->nbase, sizeof *applied);
+    if (!applied)
+        return kura_err(KURA_E_NOMEM, "index runtime: out of memory");
+    pthread_rwlock_wrlock(&rt->lock);
+    if (rt->nix == RT_MAX_INDEXES) {
+        pthread_rwlock_unlock(&rt->lock);
+        free(applied);
+        return kura_err(KURA_E_LIMIT_EXCEEDED, "table %s has %d indexes", rt->table_name,
+                        RT_MAX_INDEXES);
+    }
+    uint32_t pos = rt->nix;
+    rt->ix[pos] = (rt_index){.def = ix->def, .parts = ix->parts, .nparts = ix->nparts,
+                             .applied = applied, .building = true};
+    /* Every batch allocated after s0 reaches the new index: its hook runs after its
+     * sequences are allocated, so it sees has_gsi (the store comes before the load of s0,
+     * both sequentially consistent, as are the hook's load and the allocation), and no
+     * applier runs while the lock is held. */
+    bool start = !__atomic_load_n(&rt->has_gsi, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&rt->has_gsi, true, __ATOMIC_SEQ_CST);
+    uint64_t s0 = __atomic_load_n(&rt->sh->last_alloc, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&rt->nix, pos + 1, __ATOMIC_RELEASE);
+    pthread_rwlock_unlock(&rt->lock);
+    kura_status s = KURA_OK;
+    kmutex_lock(&rt->qmu);
+    if (start && !rt->thread_started)
+        s = rt_applier_start(rt);
+    kmutex_unlock(&rt->qmu);
+    if (s != KURA_OK)
+        return s;
+    *pos_out = pos;
+    *s0_out = s0;
+    return KURA_OK;
+}
+
+kura_status idx_rt_backfill_put(idx_runtime *rt, uint32_t pos, uint64_t s0, const uint8_t *key,
+                                size_t klen, const uint8_t *value, size_t vlen)
+{
+    rt_index *x = &rt->ix[pos];
+    lsm_batch b;
+    lsm_batch_init(&b);
+    kura_status s = lsm_batch_put(&b, key, klen, value, vlen);
+    if (s == KURA_OK) {
+        lsm_rep_set_seq(b.rep.data, s0);
+        uint32_t part = x->nparts == 1 ? 0 : kura_hash_bucket(dec_fixed64_be(key), x->nparts);
+        s = lsm_apply(x->parts[part], b.rep.data, b.rep.len);
+    }
+    lsm_batch_free(&b);
+    if (s == KURA_OK)
+        s = rt_maybe_checkpoint(rt, x, false); /* memory: its memtables are flushed as usual */
+    return s;
+}
+
+kura_status idx_rt_built(idx_runtime *rt, uint32_t pos, uint64_t s0)
+{
+    rt_index *x = &rt->ix[pos];
+    pthread_rwlock_wrlock(&rt->lock);
+    /* the snapshot holds every batch up to s0; later ones were applied in order */
+    for (uint32_t b = 0; b < rt->nbase; b++)
+        if (__atomic_load_n(&x->applied[b], __ATOMIC_ACQUIRE) < s0)
+            __atomic_store_n(&x->applied[b], s0, __ATOMIC_RELEASE);
+    pthread_rwlock_unlock(&rt->lock);
+    kura_status s = rt_maybe_checkpoint(rt, x, true);
+    for (uint32_t p = 0; p < x->nparts && s == KURA_OK; p++)
+        s = lsm_wait_flushed(x->parts[p]);
+    if (s == KURA_OK) {
+        pthread_rwlock_wrlock(&rt->lock);
+        x->building = false;
+        pthread_rwlock_unlock(&rt->lock);
+        rt_release_wals(rt);
+    }
+    return s;
+}
+
+void idx_rt_remove(idx_runtime *rt, uint32_t pos)
+{
+    pthread_rwlock_wrlock(&rt->lock);
+    if (pos < rt->nix)
+        rt->ix[pos].removed = true;
+    pthread_rwlock_unlock(&rt->lock);
+    rt_release_wals(rt);
 }
 
 kura_status idx_rt_checkpoint(idx_runtime *rt)
 {
     kura_status s = KURA_OK;
     for (uint32_t i = 0; i < rt->nix && s == KURA_OK; i++) {
+        if (rt->ix[i].removed)
+            continue; /* its trees may be gone */
         s = rt_maybe_checkpoint(rt, &rt->ix[i], true);
         for (uint32_t p = 0; p < rt->ix[i].nparts && s == KURA_OK; p++)
             s = lsm_wait_flushed(rt->ix[i].parts[p]);
@@ -213,6 +321,11 @@ kura_status idx_rt_wait(idx_runtime *rt, uint32_t i, uint64_t timeout_ms)
         else
             kcond_timedwait(&rt->qcv, &rt->qmu, deadline - now);
     }
+    /* a stopped applier counts what it dropped as done: the index does not have it */
+    if (s == KURA_OK && rt->error != KURA_OK)
+        s = kura_err(rt->error, "index %s of table %s: its applier stopped after an error (the "
+                                "index catches up when the database is reopened): %s",
+                     rt->ix[i].def->name, rt->table_name, rt->error_msg);
     kmutex_unlock(&rt->qmu);
     return s;
 }

@@ -34,6 +34,7 @@ typedef struct idx_rt_index {
     const idx_def *def;
     lsm_tree **parts;
     uint32_t nparts;
+    bool building; /* a GSI whose backfill has not completed: no recovery, no retention */
 } idx_rt_index;
 
 typedef struct idx_rt_args {
@@ -62,7 +63,8 @@ kura_status idx_rt_close(idx_runtime *rt);
 void idx_rt_drop(idx_runtime *rt);
 
 /* Blocks until index `i` has applied every base write committed before the call, or
- * `timeout_ms` passed (KURA_E_BUSY). For an LSI it returns at once. */
+ * `timeout_ms` passed (KURA_E_BUSY). For an LSI it returns at once. After the GSI applier
+ * stopped on an error, returns that error (the index lacks writes until the next open). */
 kura_status idx_rt_wait(idx_runtime *rt, uint32_t i, uint64_t timeout_ms);
 
 typedef struct idx_rt_stats {
@@ -78,6 +80,28 @@ void idx_rt_stats_get(idx_runtime *rt, uint32_t i, idx_rt_stats *st);
 /* Records a checkpoint of every index now and waits for it to be durable; then lets the base
  * partitions drop the WAL segments no index needs. (kura_close, tests of WAL retention.) */
 kura_status idx_rt_checkpoint(idx_runtime *rt);
+
+/* ---- GSIs added and removed while the table is open (UpdateTable) --------------------------
+ *
+ * A new GSI is added "building": from then on every base batch committed is applied to it
+ * too, and the caller backfills it from a snapshot: it waits until lsm_visible() reaches the
+ * sequence *s0_out, reads the table at a snapshot taken then, and inserts each item's entry
+ * at sequence s0 (idx_rt_backfill_put). Every batch committed after s0 reaches the index
+ * through the runtime with a higher sequence, so whatever the order of the inserts, the
+ * newest change of each entry wins. idx_rt_built then records its first checkpoint; until
+ * then it plays no part in recovery or WAL retention (after a restart it is built again). */
+kura_status idx_rt_add(idx_runtime *rt, const idx_rt_index *ix, uint32_t *pos_out,
+                       uint64_t *s0_out);
+/* Inserts the entry (key, value) of the index at `pos` at sequence s0 (backfill). */
+kura_status idx_rt_backfill_put(idx_runtime *rt, uint32_t pos, uint64_t s0, const uint8_t *key,
+                                size_t klen, const uint8_t *value, size_t vlen);
+/* The backfill of the index at `pos` is complete: a durable checkpoint, then it counts. */
+kura_status idx_rt_built(idx_runtime *rt, uint32_t pos, uint64_t s0);
+/* Stops maintaining the index at `pos` (its trees may be dropped once no reader uses them);
+ * its WAL needs are released. */
+void idx_rt_remove(idx_runtime *rt, uint32_t pos);
+/* The highest sequence handed out so far (a building index's s0 at open). */
+uint64_t idx_rt_seq_now(idx_runtime *rt);
 
 /* Stops (true) or resumes (false) the GSI applier: tests of lag, retention and
  * back-pressure. */

@@ -18,7 +18,14 @@ typedef struct rt_index {
                              * are in the index's memtables (written by one thread per b) */
     uint64_t since_switch;  /* atomic: base bytes applied since the last checkpoint */
     uint64_t checkpoints;   /* atomic */
+    /* A GSI being backfilled (idx_rt_add): it applies every batch but recovery and WAL
+     * retention ignore it (a restart builds it again); removed: idx_rt_remove. Both change
+     * under the lock held exclusively. */
+    bool building, removed;
 } rt_index;
+
+/* Indexes a runtime can hold: a table's LSIs and GSIs. */
+enum { RT_MAX_INDEXES = IDX_MAX_LSI + IDX_MAX_GSI };
 
 /* The commit hook's argument: which base partition. */
 typedef struct rt_base {
@@ -44,7 +51,7 @@ struct idx_runtime {
     lsm_tree **base;
     uint32_t nbase;
     rt_base *bctx;
-    rt_index *ix;
+    rt_index *ix;   /* RT_MAX_INDEXES entries; nix used (grows under the lock, exclusive) */
     uint32_t nix;
     bool has_lsi, has_gsi;
     size_t switch_bytes;

@@ -80,10 +80,11 @@ static inline uint64_t lsm_visible(lsm_shared *sh)
 {
     return __atomic_load_n(&sh->visible, __ATOMIC_ACQUIRE);
 }
-/* Returns the first of n new sequence numbers. */
+/* Returns the first of n new sequence numbers. Sequentially consistent: the index layer
+ * orders its registration of a new GSI against it (index/runtime.c idx_rt_add). */
 static inline uint64_t lsm_seq_alloc(lsm_shared *sh, uint64_t n)
 {
-    return __atomic_fetch_add(&sh->last_alloc, n, __ATOMIC_ACQ_REL) + 1;
+    return __atomic_fetch_add(&sh->last_alloc, n, __ATOMIC_SEQ_CST) + 1;
 }
 /* Marks [first, last] as applied (or failed); visible advances over contiguous ranges. */
 void lsm_seq_complete(lsm_shared *sh, uint64_t first, uint64_t last);

@@ -138,8 +138,11 @@ kura_status index_check_table(kura_db *db, const char *table_name, uint64_t wait
         return s;
     for (uint32_t i = 0; i < table_nindexes(t) && s == KURA_OK; i++)
         s = table_index_wait(t, (int)i, wait_ms);
-    for (uint32_t i = 0; i < table_nindexes(t) && s == KURA_OK; i++)
-        s = ic_one(t, i);
+    for (uint32_t i = 0; i < table_nindexes(t) && s == KURA_OK; i++) {
+        idx_status st = table_index_def(t, i)->status;
+        if (st == IDX_ACTIVE) /* a CREATING one is complete only once ACTIVE */
+            s = ic_one(t, i);
+    }
     table_release(t);
     return s;
 }

@@ -214,10 +214,10 @@ static void test_table_request_errors(void **state)
     invalid("UpdateTable", "{\"TableName\":\"tb1\"}",
             "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, "
             "GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required");
-    invalid("UpdateTable",
-            "{\"TableName\":\"tb1\",\"GlobalSecondaryIndexUpdates\":[{\"Delete\":{\"IndexName\":"
-            "\"idx\"}}]}",
-            "kura does not support secondary indexes yet");
+    err("UpdateTable",
+        "{\"TableName\":\"tb1\",\"GlobalSecondaryIndexUpdates\":[{\"Delete\":{\"IndexName\":"
+        "\"idx\"}}]}",
+        KURA_E_RESOURCE_NOT_FOUND, "ResourceNotFoundException", "Requested resource not found");
     invalid("UpdateTable", "{\"TableName\":\"tb1\",\"GlobalSecondaryIndexUpdates\":[{}]}",
             "One or more parameter values were invalid: One of GlobalSecondaryIndexUpdate.Update, "
             "GlobalSecondaryIndexUpdate.Create, GlobalSecondaryIndexUpdate.Delete must not be "

@@ -293,11 +293,6 @@ static void test_errors(void **state)
     CREATE_INVALID(b, INVALID "Some AttributeDefinitions are not used. AttributeDefinitions: "
                               "[pk, sk, x, g], keys used: [pk, sk, g]");
     free(b);
-    /* UpdateTable's GlobalSecondaryIndexUpdates are still refused as a whole */
-    invalid("UpdateTable",
-            "{\"TableName\":\"idx4\",\"GlobalSecondaryIndexUpdates\":[{\"Delete\":{\"IndexName\":"
-            "\"idx\"}}]}",
-            "kura does not support secondary indexes yet", __LINE__);
 }
 
 int main(void)

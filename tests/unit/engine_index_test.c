@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "index_check.h"
 
@@ -227,6 +228,86 @@ static void test_invalid_index_values(void **state)
     check();
 }
 
+/* Polls DescribeTable until `index` has the status `want` (or is gone: want NULL). */
+static void wait_status(const char *index, const char *want)
+{
+    for (int i = 0; i < 3000; i++) {
+        char *out = NULL;
+        assert_kura_ok(exec("DescribeTable", "{\"TableName\":\"Tix\"}", &out));
+        char pat[128];
+        snprintf(pat, sizeof pat, "\"IndexName\":\"%s\"", index);
+        const char *at = strstr(out, pat);
+        const char *st = at ? strstr(at, "\"IndexStatus\":\"") : NULL;
+        bool done = want ? st && !strncmp(st + 15, want, strlen(want)) : !at;
+        kura_free(out);
+        if (done)
+            return;
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    fail_msg("index %s never became %s", index, want ? want : "gone");
+}
+
+static const char *CREATE_LATE =
+    "{\"TableName\":\"Tix\",\"AttributeDefinitions\":[{\"AttributeName\":\"x\","
+    "\"AttributeType\":\"S\"}],\"GlobalSecondaryIndexUpdates\":[{\"Create\":{\"IndexName\":"
+    "\"Late\",\"KeySchema\":[{\"AttributeName\":\"x\",\"KeyType\":\"HASH\"}],"
+    "\"Projection\":{\"ProjectionType\":\"INCLUDE\",\"NonKeyAttributes\":[\"y\"]}}}]}";
+
+static void test_update_table_gsi(void **state)
+{
+    uint64_t rng = test_seed();
+    char item[1024], body[2048];
+    ok("UpdateTable", CREATE_LATE);
+    /* the table stays writable during the backfill */
+    for (int i = 0; i < 300; i++) {
+        item_json(&rng, (int)(test_rand(&rng) % 200), item, sizeof item);
+        snprintf(body, sizeof body, "{\"TableName\":\"Tix\",\"Item\":%s}", item);
+        ok("PutItem", body);
+    }
+    wait_status("Late", "ACTIVE");
+    check();
+    err("UpdateTable", CREATE_LATE, "Attempting to create an index which already exists");
+    err("UpdateTable",
+        "{\"TableName\":\"Tix\",\"GlobalSecondaryIndexUpdates\":[{\"Delete\":{\"IndexName\":"
+        "\"Nope\"}}]}",
+        "Requested resource not found");
+    err("UpdateTable",
+        "{\"TableName\":\"Tix\",\"GlobalSecondaryIndexUpdates\":[{\"Delete\":{\"IndexName\":"
+        "\"Late\"}},{\"Delete\":{\"IndexName\":\"ByG\"}}]}",
+        "Only 1 online index can be created or deleted simultaneously per table");
+    err("UpdateTable",
+        "{\"TableName\":\"Tix\",\"GlobalSecondaryIndexUpdates\":[{\"Delete\":{\"IndexName\":"
+        "\"ByLsk\"}}]}",
+        "Requested resource not found"); /* an LSI cannot be deleted */
+    /* a key attribute redefined with another type */
+    err("UpdateTable",
+        "{\"TableName\":\"Tix\",\"AttributeDefinitions\":[{\"AttributeName\":\"gpk\","
+        "\"AttributeType\":\"N\"}],\"GlobalSecondaryIndexUpdates\":[{\"Create\":{\"IndexName\":"
+        "\"Other\",\"KeySchema\":[{\"AttributeName\":\"gpk\",\"KeyType\":\"HASH\"}],"
+        "\"Projection\":{\"ProjectionType\":\"ALL\"}}}]}",
+        "SchemaElement redefined should be of same type");
+    /* drop it; then its name can be used again */
+    ok("UpdateTable",
+       "{\"TableName\":\"Tix\",\"GlobalSecondaryIndexUpdates\":[{\"Delete\":{\"IndexName\":"
+       "\"Late\"}}]}");
+    wait_status("Late", NULL);
+    check();
+    char *out = NULL;
+    assert_kura_ok(exec("DescribeTable", "{\"TableName\":\"Tix\"}", &out));
+    assert_null(strstr(out, "\"AttributeName\":\"x\"")); /* its definition went with it */
+    kura_free(out);
+    reopen();
+    check();
+    /* created again, and the database closed at once: the backfill resumes at open */
+    ok("UpdateTable", CREATE_LATE);
+    reopen();
+    wait_status("Late", "ACTIVE");
+    check();
+    reopen();
+    check();
+}
+
 static void test_wait_and_stats(void **state)
 {
     kura_index_stats st;
@@ -245,6 +326,7 @@ int main(void)
         cmocka_unit_test(test_random_writes),
         cmocka_unit_test(test_invalid_index_values),
         cmocka_unit_test(test_wait_and_stats),
+        cmocka_unit_test(test_update_table_gsi),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

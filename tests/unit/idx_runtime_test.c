@@ -69,7 +69,7 @@ static void open_all(fixture *f, bool create, size_t queue_bytes)
     }
     for (uint32_t i = 0; i < NIDX_PARTS; i++)
         open_part(f, "gsi", i, true, create, &f->gsi[i]);
-    idx_rt_index ix[2] = {{&f->lsi_def, f->lsi, NBASE}, {&f->gsi_def, f->gsi, NIDX_PARTS}};
+    idx_rt_index ix[2] = {{&f->lsi_def, f->lsi, NBASE, false}, {&f->gsi_def, f->gsi, NIDX_PARTS, false}};
     idx_rt_args a = {.table_name = "T", .ks = f->ks, .sh = &f->sh, .sync = true,
                      .base = f->base, .nbase = NBASE, .indexes = ix, .nindexes = 2,
                      .queue_bytes = queue_bytes, .switch_bytes = 16 << 10};
