@@ -44,7 +44,9 @@ void test_poke_byte(const char *path, uint64_t off, uint8_t byte);
 
 /* A small deterministic PRNG (splitmix64) so failures reproduce from the printed seed. */
 uint64_t test_rand(uint64_t *state);
-/* A seed from $KURA_TEST_SEED or the clock; printed to stderr. */
+/* The seed of a test's random choices, printed to stderr as "KURA_TEST_SEED=n" so a failure
+ * replays with that variable: $KURA_TEST_SEED if set (KURA_TEST_SEED=random: a fresh seed from
+ * the clock and the process id), else the fixed default 1. */
 uint64_t test_seed(void);
 
 #endif

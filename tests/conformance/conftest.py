@@ -12,6 +12,13 @@ The binary comes from the KURA_SERVER environment variable (set by CTest to
 $<TARGET_FILE:kura-server>) or the --kura-server pytest option. KURA_TEST_SCALE (default 1)
 scales the sizes of the load-like tests (ASan runs use 0.25).
 
+Randomness. Every random choice of the suite (generated bodies, table names, workloads, the
+moments of the kill -9s, the differential test's seeds) comes from seeded_rng(), which derives
+it from KURA_TEST_SEED: a fixed default (1), so a run gives the same verdict every time, and
+printed at the start of the session, so a failure replays with it. KURA_TEST_SEED=random picks
+a fresh seed (and so does a run against KURA_ENDPOINT without KURA_TEST_SEED: table names must
+not repeat on a long-lived endpoint).
+
 For developing the expectations against another DynamoDB implementation (dynalite, DynamoDB
 Local), KURA_ENDPOINT=http://HOST:PORT makes the `server` fixture reuse that endpoint instead
 of starting a process; tests that need to control the process (kill -9, --auth, shutdown)
@@ -24,12 +31,12 @@ import hashlib
 import http.client
 import json
 import os
+import random
 import shutil
 import signal
 import subprocess
 import tempfile
 import time
-import uuid
 import zlib
 
 import boto3
@@ -38,6 +45,33 @@ from botocore.config import Config
 
 READY_PREFIX = "kura-server listening on http://"
 TYPE_PREFIX = "com.amazonaws.dynamodb.v20120810#"
+
+
+DEFAULT_SEED = 1
+
+
+def _session_seed():
+    value = os.environ.get("KURA_TEST_SEED", "")
+    if value == "random" or (not value and os.environ.get("KURA_ENDPOINT")):
+        return random.SystemRandom().randrange(1, 1 << 31)
+    return int(value, 0) if value else DEFAULT_SEED
+
+
+SEED = _session_seed()
+
+
+def seeded_rng(*salt):
+    """A random.Random that depends only on the session's seed (KURA_TEST_SEED) and on `salt`
+    (a test's name, a thread's number): each use gets its own stream, so one test's draws do
+    not shift with another's, nor with the order in which threads start. String seeds hash
+    the same in every process (unlike hash(), which PYTHONHASHSEED randomises)."""
+    return random.Random("%d/%s" % (SEED, "/".join(str(x) for x in salt)))
+
+
+def pytest_sessionstart(session):
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:  # shown even with -q, so every CTest log carries it
+        reporter.write_line("KURA_TEST_SEED=%d" % SEED)
 
 
 def pytest_addoption(parser):
@@ -453,8 +487,11 @@ def assert_server_answers(server):
 
 # ---- tables ---------------------------------------------------------------------------------
 
+_names = seeded_rng("unique_name")
+
+
 def unique_name(prefix="t"):
-    return "%s-%s" % (prefix, uuid.uuid4().hex[:12])
+    return "%s-%012x" % (prefix, _names.getrandbits(48))
 
 
 def wait_active(client, name, timeout=30.0):

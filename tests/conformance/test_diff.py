@@ -5,17 +5,17 @@ tests/diff's own CTest runs go through the `kura` CLI (kura_execute in one proce
 the same generator against kura-server, so the HTTP layer, the request-body parser, the serving
 threads and, under --sync, the writer threads that take the writes (docs/server.md) are all on
 the path. Two servers: --sync (writes on the writer threads) and --relaxed (writes on the
-serving threads), each with its own seed (KURA_DIFF_SEED to pin one). The operation count
-scales with KURA_TEST_SCALE.
+serving threads), each with its own seed, derived from KURA_TEST_SEED (conftest.seeded_rng)
+and printed on failure; KURA_DIFF_SEED pins both. The operation count scales with
+KURA_TEST_SCALE.
 """
 import os
-import random
 import subprocess
 import sys
 
 import pytest
 
-from conftest import scale
+from conftest import scale, seeded_rng
 
 DIFF = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "diff", "diff_test.py")
 
@@ -23,7 +23,8 @@ DIFF = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "diff", "d
 @pytest.mark.parametrize("mode", ["--sync", "--relaxed"])
 def test_random_operations_match_the_model(server_factory, mode):
     srv = server_factory(args=[mode])
-    seed = int(os.environ.get("KURA_DIFF_SEED") or random.randrange(1, 1 << 31))
+    seed = int(os.environ.get("KURA_DIFF_SEED") or
+               seeded_rng("test_diff", mode).randrange(1, 1 << 31))
     ops = str(int(3000 * scale()))
     proc = subprocess.run([sys.executable, DIFF, "--endpoint", srv.url, "--ops", ops,
                            "--seed", str(seed)],

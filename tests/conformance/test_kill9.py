@@ -28,14 +28,13 @@ is itself tested (test_checker_self_test and the doctored copies of the real run
 the end of test_kill9_acknowledged_writes_survive): it must report the planted violations.
 """
 
-import random
 import threading
 import time
 
 import pytest
 from botocore.exceptions import BotoCoreError, ClientError
 
-from conftest import create_table, make_client, scaled
+from conftest import create_table, make_client, scaled, seeded_rng
 
 
 # ---- the checker (pure) ----------------------------------------------------------------------
@@ -150,10 +149,9 @@ UPDATE = "SET prevop = if_not_exists(lastop, :none), lastop = :id ADD c :one"
 
 
 class Workload:
-    def __init__(self, table, keys, seed):
+    def __init__(self, table, keys):
         self.table = table
         self.keys = keys
-        self.rng = random.Random(seed)
         self.ops = []
         self.lock = threading.Lock()
         self.unexpected = []
@@ -208,7 +206,8 @@ class Workload:
 
     def writer(self, url, tid, epoch, stop):
         client = make_client(url, read_timeout=30)
-        rng = random.Random(self.rng.random())
+        # one stream per (epoch, writer), whatever order the threads start in
+        rng = seeded_rng("test_kill9", "writer", epoch, tid)
         n = 0
         while not stop.is_set():
             n += 1
@@ -229,10 +228,10 @@ def test_kill9_acknowledged_writes_survive(server_factory):
     table = "kill9"
     create_table(make_client(srv.url), table)
     keys = ["k%d" % i for i in range(8)]
-    work = Workload(table, keys, seed=9)
+    work = Workload(table, keys)
     epochs = scaled(5, 2)
     threads_n = 4
-    rng = random.Random(99)
+    rng = seeded_rng("test_kill9", "kill delays")
     for epoch in range(1, epochs + 1):
         stop = threading.Event()
         work.acks_in_epoch = 0

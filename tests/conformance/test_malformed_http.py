@@ -12,16 +12,14 @@ request) the answer is checked too.
 """
 
 import json
-import os
-import random
 import socket
 import threading
 import time
 
 import pytest
 
-from conftest import (assert_server_answers, call, http_head, scaled, socket_exchange,
-                      unique_name)
+from conftest import (assert_server_answers, call, http_head, scaled, seeded_rng,
+                      socket_exchange, unique_name)
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +95,7 @@ def test_huge_declared_length_refused_early(hsrv):
 # ---- garbage ---------------------------------------------------------------------------------
 
 def test_garbage_bodies(hsrv):
-    rng = random.Random(4)
+    rng = seeded_rng("test_garbage_bodies")
     bodies = [b"\x00" * 100, bytes(rng.randrange(256) for _ in range(5000)), b"{" * 100000,
               b"[" * 100000 + b"]" * 100000, b'{"TableName": "' + b"\xc3\x28" * 50 + b'"}',
               b'{"TableName":"x"}' * 100, b"null", b"{}" + b"\x00garbage"]
@@ -336,8 +334,8 @@ def test_many_idle_connections(hsrv):
 def test_concurrent_connections_churn(hsrv):
     errors = []
 
-    def worker(seed):
-        rng = random.Random(seed)
+    def worker(i):
+        rng = seeded_rng("test_concurrent_connections_churn", i)
         for _ in range(scaled(40, 10)):
             try:
                 kind = rng.randrange(3)
@@ -347,7 +345,7 @@ def test_concurrent_connections_churn(hsrv):
                         errors.append(r)
                 elif kind == 1:
                     s = socket.create_connection((hsrv.host, hsrv.port), timeout=5)
-                    s.sendall(os.urandom(rng.randrange(1, 300)))
+                    s.sendall(rng.randbytes(rng.randrange(1, 300)))
                     s.close()
                 else:
                     s = socket.create_connection((hsrv.host, hsrv.port), timeout=5)

@@ -20,6 +20,14 @@
  * Canary: a child mode that sends the ACK *before* calling the engine. A kill between the
  * two leaves an "acknowledged" op that never happened, and the checker must say so within a
  * few kills (docs/testing-crash.md).
+ *
+ * Chance. The delays come from the seed (KURA_TEST_SEED), but where a kill lands depends on
+ * the machine's timing, so the verdict must not: oracle_check passes for every kill point of
+ * a correct engine. What the kills reach is timing, though: at least one acknowledged write,
+ * and at scale 1 flushes and compactions in the children. Those are required after the
+ * minimum number of kills, and where a slow machine has not got there yet, the loop goes on
+ * (up to 4 x the minimum) instead of failing. A failure names the kill, its planned delay
+ * and the seed.
  */
 #include "testutil.h"
 
@@ -163,6 +171,8 @@ static void child_main(const char *dir, const oracle *o, int fd, child_mode mode
 
 typedef struct round_state {
     oracle *o;
+    bool early;        /* the kill was timed from the fork, not from the first write */
+    uint64_t delay_ms; /* the planned kill point, from the seed */
     bool started;
     char error[sizeof(((msg *)0)->text) + 1];
     uint64_t acks, flushes, compactions, sstables;
@@ -256,6 +266,8 @@ static void run_round(const char *dir, round_state *r, child_mode mode, uint64_t
     close(p[1]);
     bool early = mode == CHILD_NORMAL && test_rand(rng) % 10 == 0;
     uint64_t delay_ns = (early ? test_rand(rng) % 41 : 5 + test_rand(rng) % 56) * 1000000u;
+    r->early = early;
+    r->delay_ms = delay_ns / 1000000u;
     bool alive = pump(p[0], r, early ? know_ns() + delay_ns : 0, delay_ns);
     if (alive)
         kill(pid, SIGKILL);
@@ -296,6 +308,12 @@ static bool reopen_and_check(const char *dir, oracle *o, char *why, size_t cap)
     return ok;
 }
 
+/* Whether the kills so far reached what the loop must cut (see the top of the file). */
+static bool kill9_covered(const totals *tot, uint64_t kills)
+{
+    return tot->acks > 0 && (kills < MIN_KILLS || (tot->flushes > 0 && tot->compactions > 0));
+}
+
 static void test_kill9_loop(void **state)
 {
     (void)state;
@@ -306,12 +324,15 @@ static void test_kill9_loop(void **state)
     totals tot = {0};
     char why[512];
     assert_true(reopen_and_check(dir, o, why, sizeof why)); /* creates the database */
-    for (uint64_t i = 0; i < kills; i++) {
+    for (uint64_t i = 0; i < 4 * kills && (i < kills || !kill9_covered(&tot, kills)); i++) {
         round_state r = {.o = o};
         run_round(dir, &r, CHILD_NORMAL, &rng, &tot);
         if (!reopen_and_check(dir, o, why, sizeof why))
-            fail_msg("kill %llu (seed %llu): %s", (unsigned long long)i + 1,
-                     (unsigned long long)seed, why);
+            fail_msg("kill %llu (seed %llu; killed %s, planned %llu ms after %s): %s",
+                     (unsigned long long)i + 1, (unsigned long long)seed,
+                     r.started ? "while writing" : "before writing started",
+                     (unsigned long long)r.delay_ms,
+                     r.early ? "the fork" : "the first write", why);
     }
     uint64_t ops = 0;
     for (uint32_t t = 0; t < NWRITERS; t++)
@@ -323,11 +344,13 @@ static void test_kill9_loop(void **state)
             (unsigned long long)tot.acks, (unsigned long long)ops,
             (unsigned long long)tot.flushes, (unsigned long long)tot.compactions,
             (unsigned long long)tot.max_sstables);
-    assert_true(tot.acks > 0);
-    if (kills >= MIN_KILLS) { /* at scale 1 the background paths must have been cut too */
-        assert_true(tot.flushes > 0);
-        assert_true(tot.compactions > 0);
-    }
+    if (!kill9_covered(&tot, kills))
+        fail_msg("%llu kills (seed %llu) cut %llu acknowledged writes, %llu flushes and %llu "
+                 "compactions: at least one acknowledged write%s was needed",
+                 (unsigned long long)tot.kills, (unsigned long long)seed,
+                 (unsigned long long)tot.acks, (unsigned long long)tot.flushes,
+                 (unsigned long long)tot.compactions,
+                 kills >= MIN_KILLS ? ", flush and compaction" : "");
     oracle_free(o);
     test_rmrf(dir);
 }
@@ -350,8 +373,8 @@ static void test_canary_ack_before_write(void **state)
             caught_at = i;
     }
     if (!caught_at)
-        fail_msg("the checker missed acknowledgements sent before the write in %d kills",
-                 CANARY_ROUNDS);
+        fail_msg("the checker missed acknowledgements sent before the write in %d kills "
+                 "(seed %llu)", CANARY_ROUNDS, (unsigned long long)seed);
     fprintf(stderr, "kill9 canary: caught at kill %d: %s\n", caught_at, why);
     oracle_free(o);
     test_rmrf(dir);

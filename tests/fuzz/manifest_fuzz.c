@@ -102,7 +102,8 @@ static kura_status batch_fuzz_entry(void *arg, uint64_t seq, unsigned type, cons
 {
     batch_fuzz_state *st = arg;
 
-    if (seq != st->next_seq || (type != IKEY_TYPE_VALUE && type != IKEY_TYPE_DELETE) ||
+    if (seq != st->next_seq ||
+        (type != IKEY_TYPE_VALUE && type != IKEY_TYPE_DELETE && type != LSM_BATCH_IMAGE) ||
         !batch_fuzz_inside(st, key, klen) || !batch_fuzz_inside(st, val, vlen))
         abort();
     st->next_seq++;
