@@ -23,6 +23,11 @@
  * or of two types and begins_with on a number), the table, the index, Select, then per key
  * attribute in schema order the start key's attribute and the condition on it, the start key
  * against the conditions, the projection's and the filter's paths.
+ *
+ * With IndexName the key condition is the index's (up to 4 HASH and 4 RANGE attributes):
+ * idx_key_range (index/key_range.c) turns it into one range of entry keys [lo, hi), which lies
+ * in one partition of the index's tree (entry keys start with the hash of the HASH values), and
+ * the start key moves past its entry key. query_index lists the checks and their order.
  */
 #include "engine/page.h"
 
@@ -282,6 +287,142 @@ static kura_status query_apply_start(const kura_table *t, const kura_value *esk,
     return s;
 }
 
+/* ---- Query on an index --------------------------------------------------------------------- */
+
+/* Whether `v` satisfies the key term `kt` (the start key against the key condition). */
+static bool query_term_holds(const expr_key_term *kt, const kura_value *v)
+{
+    if (!v || v->type != kt->v1->type) return false;
+    if (kt->op == EXPR_OP_BEGINS_WITH)
+        return v->u.bytes.len >= kt->v1->u.bytes.len &&
+               memcmp(v->u.bytes.p, kt->v1->u.bytes.p, kt->v1->u.bytes.len) == 0;
+    int c = val_cmp_scalar(v, kt->v1);
+    switch (kt->op) {
+    case EXPR_OP_EQ:
+        return c == 0;
+    case EXPR_OP_LT:
+        return c < 0;
+    case EXPR_OP_LE:
+        return c <= 0;
+    case EXPR_OP_GT:
+        return c > 0;
+    case EXPR_OP_GE:
+        return c >= 0;
+    case EXPR_OP_BETWEEN:
+        return c >= 0 && val_cmp_scalar(v, kt->v2) <= 0;
+    default:
+        return false;
+    }
+}
+
+static bool query_is_hash_attr(const idx_def *d, const expr_key_term *kt)
+{
+    for (uint32_t i = 0; i < d->nhash; i++)
+        if (strlen(d->hash[i].name) == kt->name_len &&
+            memcmp(d->hash[i].name, kt->name, kt->name_len) == 0)
+            return true;
+    return false;
+}
+
+/*
+ * ExclusiveStartKey of an index Query (page_index_start_key's checks), then against the key
+ * condition, with the messages Query on a table gives (dynalite's, generalised to several
+ * HASH and RANGE attributes): without a RANGE condition, other HASH values are "outside query
+ * boundaries"; with one, RANGE values it does not hold "do not match the range key predicate",
+ * and other HASH values with matching RANGE values "can return at most one row". (DynamoDB
+ * Local 1.25.1 says "The provided starting key does not match the range key predicate" in
+ * every case, for tables too.) Then the range moves past it.
+ */
+static kura_status query_index_start(const kura_table *t, const idx_def *d, const kura_value *esk,
+                                     const expr_key_term *terms, uint32_t n, bool backward,
+                                     page_range *r)
+{
+    kbuf ek = KBUF_INIT;
+    kura_status s = page_index_start_key(t, d, esk, &ek);
+    bool hash_ok = true, range_ok = true, has_range = false;
+    for (uint32_t i = 0; s == KURA_OK && i < n; i++) {
+        const kura_value *v = val_map_get(esk, terms[i].name, terms[i].name_len);
+        bool holds = query_term_holds(&terms[i], v);
+        if (query_is_hash_attr(d, &terms[i])) {
+            hash_ok = hash_ok && holds;
+        } else {
+            has_range = true;
+            range_ok = range_ok && holds;
+        }
+    }
+    if (s == KURA_OK && !has_range && !hash_ok)
+        s = kura_err(KURA_E_INVALID, "The provided starting key is outside query boundaries "
+                                     "based on provided conditions");
+    else if (s == KURA_OK && !range_ok)
+        s = kura_err(KURA_E_INVALID,
+                     "The provided starting key does not match the range key predicate");
+    else if (s == KURA_OK && !hash_ok)
+        s = kura_err(KURA_E_INVALID,
+                     "The query can return at most one row and cannot be restarted");
+    if (s == KURA_OK && !backward) {
+        kbuf lo = KBUF_INIT;
+        if (!query_put_after(&lo, &ek))
+            s = kura_err(KURA_E_NOMEM, "out of memory");
+        else if (page_key_cmp(lo.data, lo.len, &r->lo) > 0) {
+            kbuf_free(&r->lo);
+            r->lo = lo;
+            lo = (kbuf)KBUF_INIT;
+        }
+        kbuf_free(&lo);
+    } else if (s == KURA_OK && page_key_cmp(ek.data, ek.len, &r->hi) < 0) {
+        kbuf_free(&r->hi);
+        r->hi = ek;
+        ek = (kbuf)KBUF_INIT;
+    }
+    kbuf_free(&ek);
+    return s;
+}
+
+/*
+ * A Query with IndexName. The checks, in DynamoDB Local 1.25.1's order: the index, paths into
+ * key attributes, ConsistentRead on a GSI, the key condition (idx_key_range), ExclusiveStartKey,
+ * the filter (key attributes, attributes not projected), Select, the projection and Select
+ * ALL_ATTRIBUTES against the index's projection.
+ */
+static kura_status query_index(kura_table *t, const kura_query_req *req, const page_exprs *ex,
+                               const expr_key_term *terms, uint32_t n, kura_page *page_out)
+{
+    page_index ix = {0};
+    page_range range = {KBUF_INIT, KBUF_INIT, true};
+    bool count_only = false;
+    kura_status s = page_index_find(t, req->index_name, &ix);
+    if (s == KURA_OK) s = page_check_key_paths(t, ex->proj, ex->filter);
+    if (s == KURA_OK) s = page_index_check_consistent(&ix, req->consistent_read, true);
+    if (s == KURA_OK) s = idx_key_range(ix.def, &t->ks, terms, n, &range.lo, &range.hi);
+    if (s == KURA_OK && req->exclusive_start_key)
+        s = query_index_start(t, ix.def, req->exclusive_start_key, terms, n,
+                              req->scan_index_backward, &range);
+    if (s == KURA_OK) s = page_index_check_filter(t, &ix, ex->filter, true);
+    if (s == KURA_OK) s = page_check_select(req->select, ex->proj != NULL, true, &count_only);
+    if (s == KURA_OK) s = page_index_check_select(t, &ix, req->select, ex->proj);
+    if (s == KURA_OK) {
+        uint32_t part = kura_tree_partition_of(ix.tree, range.lo.data, range.lo.len);
+        page_req pr = {
+            .t = t,
+            .ix = &ix,
+            .part_lo = part,
+            .part_hi = part,
+            .range = &range,
+            .backward = req->scan_index_backward,
+            .limit = req->limit,
+            .filter = ex->filter,
+            .proj = ex->proj,
+            .count_only = count_only,
+            .consistent = req->consistent_read,
+            .return_capacity = req->return_consumed_capacity,
+        };
+        s = page_run(&pr, page_out);
+    }
+    page_index_release(t, &ix);
+    page_range_free(&range);
+    return s;
+}
+
 /* ---- Query ------------------------------------------------------------------------------------
  */
 
@@ -303,13 +444,19 @@ static kura_status query_plan_make(const kura_table *t, const kura_query_req *re
                          "Primary key attribute: %s",
                          keys[k]);
     }
+    /* the filter's paths into the indexes' key attributes (the table's are refused above) */
+    if (s == KURA_OK) s = page_check_key_paths(t, NULL, ex->filter);
     return s;
 }
+
+/* Up to IDX_MAX_KEY_ATTRS HASH and as many RANGE attributes on an index; a table's key
+ * condition has at most 2 terms (a third is "Conditions can be of length 1 or 2 only"). */
+enum { QUERY_MAX_TERMS = 2 * IDX_MAX_KEY_ATTRS };
 
 kura_status kura_query(kura_db *db, const kura_query_req *req, kura_page *page_out)
 {
     page_exprs ex = {0};
-    expr_key_term terms[2];
+    expr_key_term terms[QUERY_MAX_TERMS];
     uint32_t n = 0;
     kura_table *t = NULL;
     query_plan qp = {0};
@@ -317,14 +464,18 @@ kura_status kura_query(kura_db *db, const kura_query_req *req, kura_page *page_o
 
     kura_status s = page_exprs_parse(&req->expr, true, req->key_condition_expression,
                                      req->filter_expression, req->projection_expression, &ex);
-    if (s == KURA_OK) s = expr_key_terms(ex.key_cond, terms, 2, &n);
+    if (s == KURA_OK)
+        s = expr_key_terms(ex.key_cond, terms, req->index_name ? QUERY_MAX_TERMS : 2, &n);
     if (s == KURA_OK && n == 0)
         s = kura_err(KURA_E_INVALID, "Conditions can be of length 1 or 2 only");
     if (s == KURA_OK) s = table_acquire(db, req->table_name, &t);
-    if (s == KURA_OK && req->index_name)
-        s = kura_err(KURA_E_INVALID, "The table does not have the specified index: %s",
-                     req->index_name);
-    if (s == KURA_OK) s = page_check_select(req->select, ex.proj != NULL, &count_only);
+    if (s == KURA_OK && req->index_name) {
+        s = query_index(t, req, &ex, terms, n, page_out);
+        table_release(t);
+        page_exprs_free(&ex);
+        return s;
+    }
+    if (s == KURA_OK) s = page_check_select(req->select, ex.proj != NULL, false, &count_only);
     if (s == KURA_OK) s = query_plan_make(t, req, &ex, terms, n, &qp);
     if (s == KURA_OK) {
         uint32_t part = kura_tree_partition_of(t->tree, qp.base.data, qp.base.len);

@@ -12,6 +12,11 @@
  * Checks and messages follow dynalite's validations/scan.js and actions/scan.js (DynamoDB's
  * messages), in their order: Segment / TotalSegments, the expressions, the table, the index,
  * Select, ExclusiveStartKey, the start key against the segment, the key paths.
+ *
+ * A Scan with IndexName reads the index's tree the same way: its entry keys start with the
+ * hash of the index's HASH values (docs/format/index.md), so key order is again hash order and
+ * a segment is the same hash range. The checks particular to indexes (scan_index_checks) follow
+ * DynamoDB Local 1.25.1.
  */
 #include "engine/page.h"
 
@@ -66,8 +71,25 @@ static kura_status scan_start_key(const kura_table *t, const kura_scan_req *req,
     return KURA_OK;
 }
 
-/* The key range and partitions of the segment, after the start key (if any). */
-static kura_status scan_range(const kura_table *t, const scan_segment *sg, const kbuf *start,
+/* An index Scan's start key (page_index_start_key's checks) against the segment. */
+static kura_status scan_index_start_key(const kura_table *t, const page_index *ix,
+                                        const kura_scan_req *req, const scan_segment *sg,
+                                        uint32_t total, kbuf *key)
+{
+    kura_status s = page_index_start_key(t, ix->def, req->exclusive_start_key, key);
+    if (s != KURA_OK) return s;
+    uint64_t h = dec_fixed64_be(key->data);
+    if (total > 1 && (h < sg->lo || (!sg->hi_end && h >= sg->hi)))
+        return kura_err(KURA_E_INVALID,
+                        "The provided starting key is invalid: Invalid ExclusiveStartKey. Please "
+                        "use ExclusiveStartKey with correct Segment. TotalSegments: %u Segment: "
+                        "%u",
+                        total, req->segment);
+    return KURA_OK;
+}
+
+/* The key range and partitions of the segment in `tree`, after the start key (if any). */
+static kura_status scan_range(kura_tree *tree, const scan_segment *sg, const kbuf *start,
                               page_range *r, uint32_t *part_lo_out, uint32_t *part_hi_out)
 {
     uint8_t lo[SCAN_HASH_LEN], last[SCAN_HASH_LEN];
@@ -85,15 +107,41 @@ static kura_status scan_range(const kura_table *t, const scan_segment *sg, const
     }
     if (!ok) return kura_err(KURA_E_NOMEM, "out of memory");
     enc_fixed64_be(last, sg->hi_end ? UINT64_MAX : sg->hi - 1);
-    *part_lo_out = kura_tree_partition_of(t->tree, r->lo.data, r->lo.len);
-    *part_hi_out = kura_tree_partition_of(t->tree, last, sizeof last);
+    *part_lo_out = kura_tree_partition_of(tree, r->lo.data, r->lo.len);
+    *part_hi_out = kura_tree_partition_of(tree, last, sizeof last);
     return KURA_OK;
+}
+
+/*
+ * The checks of a Scan with IndexName after the table was found, in DynamoDB Local 1.25.1's
+ * order: the index, ConsistentRead on a GSI, ExclusiveStartKey (then against the segment),
+ * Select, Select ALL_ATTRIBUTES and the projection against the index's projection (Local
+ * checks ALL_ATTRIBUTES before the key paths and the projection after them; the two never
+ * meet, a projection with ALL_ATTRIBUTES failing Select), paths into key attributes, the
+ * filter (which may name anything).
+ */
+static kura_status scan_index_checks(kura_table *t, const kura_scan_req *req, const page_exprs *ex,
+                                     const scan_segment *sg, uint32_t total, page_index *ix,
+                                     kbuf *start, bool *count_only_out)
+{
+    kura_status s = page_index_find(t, req->index_name, ix);
+    if (s == KURA_OK) s = page_index_check_consistent(ix, req->consistent_read, false);
+    if (s == KURA_OK && req->exclusive_start_key)
+        s = scan_index_start_key(t, ix, req, sg, total, start);
+    if (s == KURA_OK) s = page_check_select(req->select, ex->proj != NULL, true, count_only_out);
+    if (s == KURA_OK && req->select == KURA_SELECT_ALL_ATTRIBUTES)
+        s = page_index_check_select(t, ix, req->select, NULL);
+    if (s == KURA_OK) s = page_check_key_paths(t, ex->proj, ex->filter);
+    if (s == KURA_OK) s = page_index_check_select(t, ix, KURA_SELECT_DEFAULT, ex->proj);
+    if (s == KURA_OK) s = page_index_check_filter(t, ix, ex->filter, false);
+    return s;
 }
 
 kura_status kura_scan(kura_db *db, const kura_scan_req *req, kura_page *page_out)
 {
     page_exprs ex = {0};
     kura_table *t = NULL;
+    page_index ix = {0};
     bool count_only = false;
     kbuf start = KBUF_INIT;
     page_range range = {KBUF_INIT, KBUF_INIT, false};
@@ -107,15 +155,18 @@ kura_status kura_scan(kura_db *db, const kura_scan_req *req, kura_page *page_out
         s = page_exprs_parse(&req->expr, false, NULL, req->filter_expression,
                              req->projection_expression, &ex);
     if (s == KURA_OK) s = table_acquire(db, req->table_name, &t);
-    if (s == KURA_OK && req->index_name)
-        s = kura_err(KURA_E_INVALID, "The table does not have the specified index: %s",
-                     req->index_name);
-    if (s == KURA_OK) s = page_check_select(req->select, ex.proj != NULL, &count_only);
     if (s == KURA_OK) sg = scan_segment_of(segment, total);
-    if (s == KURA_OK && req->exclusive_start_key) s = scan_start_key(t, req, &sg, total, &start);
-    if (s == KURA_OK) s = page_check_key_paths(t, ex.proj, ex.filter);
+    if (s == KURA_OK && req->index_name) {
+        s = scan_index_checks(t, req, &ex, &sg, total, &ix, &start, &count_only);
+    } else if (s == KURA_OK) {
+        s = page_check_select(req->select, ex.proj != NULL, false, &count_only);
+        if (s == KURA_OK && req->exclusive_start_key)
+            s = scan_start_key(t, req, &sg, total, &start);
+        if (s == KURA_OK) s = page_check_key_paths(t, ex.proj, ex.filter);
+    }
     page_req pr = {
         .t = t,
+        .ix = req->index_name ? &ix : NULL,
         .range = &range,
         .limit = req->limit,
         .filter = ex.filter,
@@ -124,8 +175,10 @@ kura_status kura_scan(kura_db *db, const kura_scan_req *req, kura_page *page_out
         .consistent = req->consistent_read,
         .return_capacity = req->return_consumed_capacity,
     };
-    if (s == KURA_OK) s = scan_range(t, &sg, &start, &range, &pr.part_lo, &pr.part_hi);
+    if (s == KURA_OK)
+        s = scan_range(pr.ix ? ix.tree : t->tree, &sg, &start, &range, &pr.part_lo, &pr.part_hi);
     if (s == KURA_OK) s = page_run(&pr, page_out);
+    if (t) page_index_release(t, &ix);
     page_range_free(&range);
     kbuf_free(&start);
     table_release(t);

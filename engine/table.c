@@ -167,9 +167,15 @@ kura_status table_write(kura_table *t, const uint8_t *skey, size_t len, const ku
 
 /* One index's description (DescribeTable's LocalSecondaryIndexes / GlobalSecondaryIndexes
  * entry) into `o` (zeroed). False when out of memory; `o` is then freed with the rest. */
+typedef struct index_figs {
+    uint64_t items[IDX_MAX_LSI + IDX_MAX_GSI], bytes[IDX_MAX_LSI + IDX_MAX_GSI];
+} index_figs;
+
 static bool describe_index(const kura_table *t, const char *table_arn, const idx_def *x,
-                           kura_index_description *o)
+                           const index_figs *f, uint32_t pos, kura_index_description *o)
 {
+    o->item_count = f->items[pos];
+    o->index_size_bytes = f->bytes[pos];
     static const char *const status[] = {[IDX_ACTIVE] = "ACTIVE", [IDX_CREATING] = "CREATING",
                                          [IDX_DELETING] = "DELETING"};
     o->index_status = status[x->status];
@@ -206,14 +212,15 @@ static bool describe_index(const kura_table *t, const char *table_arn, const idx
 
 /* The table's indexes into out (billing already set). Under tables_mu: UpdateTable changes
  * the billing mode, which decides the GSIs' capacity units. */
-static bool describe_indexes(const kura_table *t, kura_table_description *out)
+static bool describe_indexes(const kura_table *t, const index_figs *f,
+                             kura_table_description *out)
 {
     size_t xsize = sizeof(kura_index_description);
     if (t->nlsi && !(out->local_secondary_indexes = calloc(t->nlsi, xsize)))
         return false;
     for (uint32_t i = 0; i < t->nlsi; i++) {
         out->local_secondary_indexes_count = i + 1;
-        if (!describe_index(t, out->table_arn, &t->lsi[i], &out->local_secondary_indexes[i]))
+        if (!describe_index(t, out->table_arn, &t->lsi[i], f, i, &out->local_secondary_indexes[i]))
             return false;
     }
     if (t->ngsi && !(out->global_secondary_indexes = calloc(t->ngsi, xsize)))
@@ -222,7 +229,8 @@ static bool describe_indexes(const kura_table *t, kura_table_description *out)
         if (t->gsi[i].status == IDX_DELETED)
             continue; /* dropped by UpdateTable while the table is open */
         size_t k = out->global_secondary_indexes_count++;
-        if (!describe_index(t, out->table_arn, &t->gsi[i], &out->global_secondary_indexes[k]))
+        if (!describe_index(t, out->table_arn, &t->gsi[i], f, t->nlsi + i,
+                            &out->global_secondary_indexes[k]))
             return false;
     }
     if (out->global_secondary_indexes_count == 0) {
@@ -236,6 +244,10 @@ kura_status table_describe(kura_db *db, kura_table *t, kura_table_description *d
 {
     kura_table_description out = {0};
     kura_status s = table_count(t, &out.item_count, &out.table_size_bytes);
+    /* the indexes' figures of that count, read here: count_mu is taken before tables_mu */
+    index_figs figs = {{0}, {0}};
+    for (uint32_t i = 0; s == KURA_OK && i < IDX_MAX_LSI + IDX_MAX_GSI; i++)
+        s = table_index_count(t, i, &figs.items[i], &figs.bytes[i]);
     if (s != KURA_OK)
         return s;
     char arn[512];
@@ -275,7 +287,7 @@ kura_status table_describe(kura_db *db, kura_table *t, kura_table_description *d
     out.write_capacity_units = t->wcu;
     out.last_update_to_pay_per_request_date_time = t->last_ppr;
     out.deletion_protection_enabled = t->deletion_protection;
-    ok = ok && describe_indexes(t, &out);
+    ok = ok && describe_indexes(t, &figs, &out);
     kmutex_unlock(&db->tables_mu);
     if (!ok) {
         kura_table_description_free(&out);

@@ -82,6 +82,9 @@ typedef struct kura_table {
     atomic_uint_fast64_t writes;
     kmutex count_mu;
     uint64_t counted_writes, item_count, size_bytes;
+    /* per index (engine/table_index.h positions): the entries and IndexSizeBytes of the
+     * items counted, as the index holds them once it has caught up */
+    uint64_t ix_count[IDX_MAX_LSI + IDX_MAX_GSI], ix_size[IDX_MAX_LSI + IDX_MAX_GSI];
     bool counted;
     bool count_failed;         /* the last background count failed: count in the request */
     bool recounting;           /* a background count is queued or running */
@@ -123,6 +126,9 @@ kura_status table_describe(kura_db *db, kura_table *t, kura_table_description *d
 
 /* DescribeTable's ItemCount and TableSizeBytes (engine/table_count.c). */
 kura_status table_count(kura_table *t, uint64_t *items_out, uint64_t *bytes_out);
+/* The figures of index i (table_index.h positions) from the last count (table_count first). */
+kura_status table_index_count(kura_table *t, uint32_t i, uint64_t *items_out,
+                              uint64_t *bytes_out);
 /* Stops the background counts and waits for them (kura_close, before the trees close). */
 void table_counts_stop(kura_db *db);
 

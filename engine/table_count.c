@@ -26,8 +26,10 @@
  * count in the request, which reports the error to its caller.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine/table.h"
+#include "engine/table_index.h"
 #include "util/status.h"
 
 enum { COUNT_POLL_ITEMS = 1024, COUNT_GAP_FACTOR = 10 };
@@ -43,13 +45,46 @@ static bool count_stopped(kura_table *t)
  * for a count in the request; until count_stopped(t). */
 typedef enum { PASS_ALL, PASS_SMALL, PASS_STOPPABLE } pass_kind;
 
+enum { COUNT_MAX_INDEXES = IDX_MAX_LSI + IDX_MAX_GSI };
+
+/* What a pass counts: the table's items and bytes, and per index its entries and bytes. */
+typedef struct count_figs {
+    uint64_t items, bytes;
+    uint64_t ix_count[COUNT_MAX_INDEXES], ix_size[COUNT_MAX_INDEXES];
+} count_figs;
+
+/* The index figures of one item. */
+static kura_status count_indexes(const kura_table *t, const kura_value *item, count_figs *f)
+{
+    for (uint32_t i = 0; i < table_nindexes(t) && i < COUNT_MAX_INDEXES; i++) {
+        const idx_def *d = table_index_def(t, i);
+        size_t n = 0;
+        if (d->status == IDX_DELETED || !idx_has_entry(d, item))
+            continue;
+        kura_status s = idx_projected_size(d, &t->ks, item, &n);
+        if (s != KURA_OK)
+            return s;
+        f->ix_count[i]++;
+        f->ix_size[i] += n;
+    }
+    return KURA_OK;
+}
+
+static void count_store(kura_table *t, const count_figs *f)
+{
+    t->item_count = f->items;
+    t->size_bytes = f->bytes;
+    memcpy(t->ix_count, f->ix_count, sizeof t->ix_count);
+    memcpy(t->ix_size, f->ix_size, sizeof t->ix_size);
+}
+
 /* One pass over t's items; *gave_up when it stopped early (see pass_kind). */
-static kura_status count_pass(kura_table *t, pass_kind kind, uint64_t *items_out,
-                              uint64_t *bytes_out, bool *gave_up)
+static kura_status count_pass(kura_table *t, pass_kind kind, count_figs *figs, bool *gave_up)
 {
     kura_db *db = t->tree->db;
     kura_iter *it = NULL;
     uint64_t items = 0, bytes = 0;
+    memset(figs, 0, sizeof *figs);
     kura_read_options ro;
     kura_read_options_init(&ro);
     ro.fill_cache = false;
@@ -71,14 +106,15 @@ static kura_status count_pass(kura_table *t, pass_kind kind, uint64_t *items_out
         if (s == KURA_OK) {
             items++;
             bytes += val_item_size(&item);
+            s = count_indexes(t, &item, figs);
         }
         val_clear(&item);
     }
     if (s == KURA_OK)
         s = kura_iter_status(it);
     kura_iter_free(it);
-    *items_out = items;
-    *bytes_out = bytes;
+    figs->items = items;
+    figs->bytes = bytes;
     return s;
 }
 
@@ -98,17 +134,19 @@ static void count_job(void *arg)
     kura_db *db = t->tree->db;
     /* sampled before the pass: a write racing with it makes the next describe count again */
     uint64_t w = atomic_load_explicit(&t->writes, memory_order_relaxed);
-    uint64_t t0 = know_ns(), items, bytes;
-    bool gave_up;
-    kura_status s = count_pass(t, PASS_STOPPABLE, &items, &bytes, &gave_up);
+    uint64_t t0 = know_ns();
+    count_figs *figs = malloc(sizeof *figs);
+    bool gave_up = false;
+    kura_status s = figs ? count_pass(t, PASS_STOPPABLE, figs, &gave_up)
+                         : kura_err(KURA_E_NOMEM, "count: out of memory");
     uint64_t t1 = know_ns();
     uint64_t gap = (t1 - t0) * COUNT_GAP_FACTOR;
     kmutex_lock(&t->count_mu);
     if (s == KURA_OK && !gave_up) {
-        t->item_count = items;
-        t->size_bytes = bytes;
+        count_store(t, figs);
         t->counted_writes = w;
     }
+    free(figs);
     t->count_failed = s != KURA_OK;
     t->recounting = false;
     t->recount_after_ns = t1 + (gap > COUNT_MIN_GAP_NS ? gap : COUNT_MIN_GAP_NS);
@@ -139,6 +177,15 @@ static void start_recount(kura_table *t)
     }
 }
 
+kura_status table_index_count(kura_table *t, uint32_t i, uint64_t *items_out, uint64_t *bytes_out)
+{
+    kmutex_lock(&t->count_mu);
+    *items_out = i < COUNT_MAX_INDEXES ? t->ix_count[i] : 0;
+    *bytes_out = i < COUNT_MAX_INDEXES ? t->ix_size[i] : 0;
+    kmutex_unlock(&t->count_mu);
+    return KURA_OK;
+}
+
 kura_status table_count(kura_table *t, uint64_t *items_out, uint64_t *bytes_out)
 {
     kura_db *db = t->tree->db;
@@ -151,12 +198,14 @@ kura_status table_count(kura_table *t, uint64_t *items_out, uint64_t *bytes_out)
     bool recount = stale && !full && !small;
     kura_status s = KURA_OK;
     if (stale && (full || (small && !t->recounting))) {
-        uint64_t items, bytes;
-        bool gave_up;
-        s = count_pass(t, full ? PASS_ALL : PASS_SMALL, &items, &bytes, &gave_up);
+        count_figs *figs = malloc(sizeof *figs);
+        bool gave_up = false;
+        s = figs ? count_pass(t, full ? PASS_ALL : PASS_SMALL, figs, &gave_up)
+                 : kura_err(KURA_E_NOMEM, "count: out of memory");
+        if (s == KURA_OK && !gave_up)
+            count_store(t, figs);
+        free(figs);
         if (s == KURA_OK && !gave_up) {
-            t->item_count = items;
-            t->size_bytes = bytes;
             t->counted_writes = w;
             t->counted = true;
             t->count_failed = false;

@@ -288,7 +288,7 @@ static void *backfill_main(void *arg)
     if (pos < 0)
         return NULL;
     /* every batch allocated after s0 reaches the index through the runtime */
-    uint64_t s0 = idx_rt_seq_now(t->ix_rt);
+    uint64_t s0 = idx_rt_s0(t->ix_rt, (uint32_t)pos);
     kura_status s = backfill(t, (uint32_t)pos, s0);
     if (s == KURA_OK)
         s = idx_rt_built(t->ix_rt, (uint32_t)pos, s0);
@@ -421,7 +421,7 @@ void tables_close_indexes(kura_db *db)
     kmutex_lock(&db->tables_mu);
     size_t n = db->ntables;
     kura_table **ts = malloc((n ? n : 1) * sizeof *ts);
-    if (ts)
+    if (ts && n) /* db->tables is NULL before the first table */
         memcpy(ts, db->tables, n * sizeof *ts);
     kmutex_unlock(&db->tables_mu);
     for (size_t i = 0; ts && i < n; i++)

@@ -64,6 +64,8 @@ static bool wants(const apply_ctx *c, const rt_index *x)
 {
     if (x->removed)
         return false;
+    if (x->building && c->pending.seq <= x->s0)
+        return false; /* in the backfill's snapshot */
     if (c->kind >= 0)
         return (int)x->def->kind == c->kind;
     return __atomic_load_n(&x->applied[c->b], __ATOMIC_ACQUIRE) < c->pending.seq;
@@ -145,7 +147,7 @@ kura_status rt_apply_batch(idx_runtime *rt, uint32_t b, const uint8_t *rep, size
         bool mine = x->removed ? false
                     : kind >= 0 ? (int)x->def->kind == kind
                                 : __atomic_load_n(&x->applied[b], __ATOMIC_ACQUIRE) < last;
-        if (!mine)
+        if (!mine || (x->building && last <= x->s0))
             continue;
         __atomic_store_n(&x->applied[b], last, __ATOMIC_RELEASE);
         __atomic_add_fetch(&x->since_switch, len, __ATOMIC_RELAXED);

@@ -88,3 +88,13 @@ bool idx_projects(const idx_def *d, const key_schema *table, const char *name, s
         if (idx_name_eq(d->include[i], name, len)) return true;
     return false;
 }
+
+bool idx_has_entry(const idx_def *d, const kura_value *item)
+{
+    for (uint32_t i = 0; i < d->nhash + d->nrange; i++) {
+        const idx_key_attr *a = i < d->nhash ? &d->hash[i] : &d->range[i - d->nhash];
+        if (!val_map_get(item, a->name, strlen(a->name)))
+            return false;
+    }
+    return true;
+}

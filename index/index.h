@@ -118,6 +118,13 @@ kura_status idx_entry_key(const idx_def *d, const key_schema *table, const kura_
 kura_status idx_entry_value(const idx_def *d, const key_schema *table, const kura_value *item,
                             kbuf *out);
 
+/* Whether `item` has every key attribute of the index (it then has an entry: sparse indexes). */
+bool idx_has_entry(const idx_def *d, const kura_value *item);
+/* The projected size: DynamoDB's item size (val_item_size) of idx_project()'s map
+ * (DescribeTable's IndexSizeBytes, write units). KURA_E_NOMEM. */
+kura_status idx_projected_size(const idx_def *d, const key_schema *table, const kura_value *item,
+                               size_t *size_out);
+
 /* The projection of `item` as a new map in `dst` (empty): the value idx_entry_value encodes. */
 kura_status idx_project(const idx_def *d, const key_schema *table, const kura_value *item,
                         kura_value *dst);

@@ -32,10 +32,6 @@ kura_status idx_check_attr(const idx_def *d, const idx_key_attr *ka, const kura_
 /* The empty-value message for `v` (S or B) of key attribute `name` of `d`. */
 kura_status idx_err_empty(const idx_def *d, const char *name, const kura_value *v);
 
-/* The projected size: DynamoDB's item size (val_item_size) of idx_project()'s map.
- * KURA_E_NOMEM. */
-kura_status idx_projected_size(const idx_def *d, const key_schema *table, const kura_value *item,
-                               size_t *size_out);
 
 /* Whether the projections of two items are equal (val_equal), without building them. */
 bool idx_projection_equal(const idx_def *d, const key_schema *table, const kura_value *a,

@@ -88,6 +88,8 @@ static kura_status rt_new(const idx_rt_args *a, idx_runtime **out)
         x->parts = a->indexes[i].parts;
         x->nparts = a->indexes[i].nparts;
         x->building = a->indexes[i].building;
+        for (uint32_t p = 0; x->building && p < x->nparts; p++)
+            lsm_keep_tombstones(x->parts[p], true);
         ok = (x->applied = calloc(a->nbase, sizeof *x->applied)) != NULL;
         rt->has_lsi |= x->def->kind == IDX_LOCAL;
         rt->has_gsi |= x->def->kind == IDX_GLOBAL;
@@ -169,8 +171,16 @@ kura_status idx_rt_open(const idx_rt_args *a, idx_runtime **rt_out)
     }
     for (uint32_t b = 0; b < rt->nbase; b++)
         lsm_set_commit_hook(rt->base[b], rt_hook, &rt->bctx[b]);
+    for (uint32_t i = 0; i < rt->nix; i++)
+        if (rt->ix[i].building)
+            rt->ix[i].s0 = __atomic_load_n(&rt->sh->last_alloc, __ATOMIC_SEQ_CST);
     *rt_out = rt;
     return KURA_OK;
+}
+
+uint64_t idx_rt_s0(idx_runtime *rt, uint32_t pos)
+{
+    return rt->ix[pos].s0;
 }
 
 uint64_t idx_rt_seq_now(idx_runtime *rt)
@@ -196,6 +206,8 @@ kura_status idx_rt_add(idx_runtime *rt, const idx_rt_index *ix, uint32_t *pos_ou
     uint32_t pos = rt->nix;
     rt->ix[pos] = (rt_index){.def = ix->def, .parts = ix->parts, .nparts = ix->nparts,
                              .applied = applied, .building = true};
+    for (uint32_t p = 0; p < ix->nparts; p++) /* the backfill's puts come in at s0 */
+        lsm_keep_tombstones(ix->parts[p], true);
     /* Every batch allocated after s0 reaches the new index: its hook runs after its
      * sequences are allocated, so it sees has_gsi (the store comes before the load of s0,
      * both sequentially consistent, as are the hook's load and the allocation), and no
@@ -203,6 +215,7 @@ kura_status idx_rt_add(idx_runtime *rt, const idx_rt_index *ix, uint32_t *pos_ou
     bool start = !__atomic_load_n(&rt->has_gsi, __ATOMIC_SEQ_CST);
     __atomic_store_n(&rt->has_gsi, true, __ATOMIC_SEQ_CST);
     uint64_t s0 = __atomic_load_n(&rt->sh->last_alloc, __ATOMIC_SEQ_CST);
+    rt->ix[pos].s0 = s0;
     __atomic_store_n(&rt->nix, pos + 1, __ATOMIC_RELEASE);
     pthread_rwlock_unlock(&rt->lock);
     kura_status s = KURA_OK;
@@ -251,6 +264,8 @@ kura_status idx_rt_built(idx_runtime *rt, uint32_t pos, uint64_t s0)
         pthread_rwlock_wrlock(&rt->lock);
         x->building = false;
         pthread_rwlock_unlock(&rt->lock);
+        for (uint32_t p = 0; p < x->nparts; p++)
+            lsm_keep_tombstones(x->parts[p], false);
         rt_release_wals(rt);
     }
     return s;

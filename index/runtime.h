@@ -102,6 +102,7 @@ kura_status idx_rt_built(idx_runtime *rt, uint32_t pos, uint64_t s0);
 void idx_rt_remove(idx_runtime *rt, uint32_t pos);
 /* The highest sequence handed out so far (a building index's s0 at open). */
 uint64_t idx_rt_seq_now(idx_runtime *rt);
+uint64_t idx_rt_s0(idx_runtime *rt, uint32_t pos);
 
 /* Stops (true) or resumes (false) the GSI applier: tests of lag, retention and
  * back-pressure. */

@@ -22,6 +22,7 @@ typedef struct rt_index {
      * retention ignore it (a restart builds it again); removed: idx_rt_remove. Both change
      * under the lock held exclusively. */
     bool building, removed;
+    uint64_t s0; /* building: batches up to here are the backfill's */
 } rt_index;
 
 /* Indexes a runtime can hold: a table's LSIs and GSIs. */

@@ -51,7 +51,8 @@
  *   - a method other than POST (GET / ...): 400 MissingAuthenticationToken "Request must
  *     contain either a valid (registered) AWS access key ID or X.509 certificate.", DynamoDB
  *     Local's answer to `curl http://host:port/` (DynamoDB itself answers GET with a 200
- *     health line); the path of a POST is not looked at, as neither does;
+ *     health line); the path of a POST is not looked at, as neither does (except /kura/
+ *     without X-Amz-Target, below);
  *   - a content type other than application/x-amz-json-1.0, application/json or none: 404
  *     UnknownOperationException (DynamoDB's status; DynamoDB Local accepts anything);
  *   - no or another X-Amz-Target: 400 UnknownOperationException, after the JSON check, as
@@ -63,6 +64,10 @@
  *   - with --auth the signature is checked before the body is parsed (DynamoDB parses
  *     first), so nothing of an unauthenticated request is interpreted;
  *   - no CORS headers: a web page cannot call the server from a browser.
+ *
+ * Beside DynamoDB's API: a request to a path under /kura/ without X-Amz-Target is one of
+ * kura's extensions (extension.c), answered on the serving thread; and with --gsi-read-wait
+ * a Query or Scan of an index first waits for the index (execute()).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -81,6 +86,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "server/index_admin.h"
 #include "server/reqid.h"
 #include "server/server.h"
 #include "util/buf.h"
@@ -150,6 +156,7 @@ struct srv_req {
     bool authed;    /* srv_auth_precheck() ran (its state must be freed) */
     bool too_large; /* the body outgrew SRV_MAX_BODY_BYTES: dropped, answered 413 */
     bool nomem;     /* the body could not be stored: answered 500 */
+    bool ext;       /* one of kura's extensions (/kura/..., extension.c), not DynamoDB's */
     uint64_t discarded;
     srv_auth_req auth;
     char id[SRV_REQID_LEN + 1];
@@ -257,13 +264,15 @@ static enum MHD_Result on_headers(srv_http *h, struct MHD_Connection *conn, srv_
     if (content_length_ambiguous(conn))
         return answer_error(h, conn, r, MHD_HTTP_BAD_REQUEST, "SerializationException",
                             "Multiple Content-Length headers", true);
-    if (strcmp(method, MHD_HTTP_METHOD_POST) != 0)
+    /* an extension checks its method itself and takes any content type (extension.c) */
+    r->ext = srv_ext_match(conn, url);
+    if (!r->ext && strcmp(method, MHD_HTTP_METHOD_POST) != 0)
         return answer_error(h, conn, r, MHD_HTTP_BAD_REQUEST, "MissingAuthenticationToken",
                             MSG_NO_TOKEN, body);
     if (len > SRV_MAX_BODY_BYTES)
         return answer_error(h, conn, r, MHD_HTTP_CONTENT_TOO_LARGE, "RequestEntityTooLarge",
                             MSG_TOO_LARGE, true);
-    if (!content_type_ok(conn))
+    if (!r->ext && !content_type_ok(conn))
         return answer_error(h, conn, r, MHD_HTTP_NOT_FOUND, "UnknownOperationException",
                             "An unknown operation was requested.", body);
     if (h->cfg->auth_key) {
@@ -304,11 +313,27 @@ static void free_output(void *p)
     kura_free(p);
 }
 
+/* --gsi-read-wait: a Query or Scan of an index first waits for the index to catch up
+ * (index_admin.h). Returns false when the request may run; true when the wait failed, with
+ * the error response in r. */
+static bool read_wait_failed(srv_http *h, srv_req *r, const char *op, const char *body)
+{
+    ixadm_reply rep;
+    if (ixadm_read_wait(h->db, op, body, r->body.len, h->cfg->gsi_read_wait_ms, &rep) == KURA_OK)
+        return false;
+    r->out = rep.body; /* malloc'ed, and kura_free() is free(): freed as kura_execute()'s */
+    r->out_len = rep.len;
+    r->type = rep.type;
+    r->log_msg = strdup(rep.message);
+    return true;
+}
+
 /* Runs the request's operation (on a serving thread, or on a writer for --sync writes). */
 static void execute(srv_http *h, srv_req *r, const char *op)
 {
     const char *body = r->body.data ? (const char *)r->body.data : "";
     r->op = op;
+    if (h->cfg->gsi_read_wait_ms && read_wait_failed(h, r, op, body)) return;
     kura_status s = kura_execute(h->db, op, body, r->body.len, &r->out, &r->out_len);
     r->type = s == KURA_OK ? NULL : kura_execute_error_type();
     if (r->type && strcmp(r->type, "InternalServerError") == 0)
@@ -405,8 +430,9 @@ static void unsuspend(srv_http *h, srv_req *r)
     atomic_fetch_sub(&h->writers.suspended, 1);
 }
 
-/* The body is complete: the signature, then the operation. */
-static enum MHD_Result on_complete(srv_http *h, struct MHD_Connection *conn, srv_req *r)
+/* The body is complete: the signature, then the operation (or the extension). */
+static enum MHD_Result on_complete(srv_http *h, struct MHD_Connection *conn, srv_req *r,
+                                   const char *url, const char *method)
 {
     if (r->too_large)
         return answer_error(h, conn, r, MHD_HTTP_CONTENT_TOO_LARGE, "RequestEntityTooLarge",
@@ -419,6 +445,11 @@ static enum MHD_Result on_complete(srv_http *h, struct MHD_Connection *conn, srv
         sigv4_error err;
         if (!srv_auth_verify(&r->auth, body, r->body.len, h->cfg, &err))
             return answer_error(h, conn, r, auth_status(&err), err.type, err.message, false);
+    }
+    if (r->ext) {
+        r->answered = true;
+        return srv_ext_answer(h->db, conn, method, url, body, r->body.len, r->id,
+                              atomic_load(&h->stopping));
     }
     const char *target = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Amz-Target");
     const char *op = NULL;
@@ -458,7 +489,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         unsuspend(h, r);
         return answer(h, conn, r);
     }
-    return on_complete(h, conn, r);
+    return on_complete(h, conn, r, url, method);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,

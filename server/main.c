@@ -3,6 +3,7 @@
  *
  *   kura-server --data DIR | --in-memory  [--host 127.0.0.1] [--port 8000] [--sync|--relaxed]
  *               [--partitions N] [--threads N] [--auth ACCESS_KEY:SECRET] [--idle-ms N]
+ *               [--gsi-read-wait[=MS]]
  *
  * Lifecycle: SIGINT, SIGTERM and SIGHUP are blocked in every thread before any is created, then
  *   open the database -> start the HTTP daemon -> print "kura-server listening on
@@ -18,6 +19,9 @@
  * --in-memory is an ordinary database in a temporary directory removed at exit; since
  * nothing survives the process anyway it defaults to --relaxed durability (--sync still
  * applies if given).
+ * --gsi-read-wait (off by default; MS defaults to IXADM_DEFAULT_WAIT_MS) makes every Query and
+ * Scan of an index first wait for the index to apply the writes committed before it, so
+ * tests against the server read their writes on a GSI (http.c, index_admin.h).
  */
 #include <errno.h>
 #include <limits.h>
@@ -34,6 +38,7 @@
 #include <openssl/crypto.h>
 
 #include "api/jdoc.h"
+#include "server/index_admin.h"
 #include "server/server.h"
 
 #define EXIT_FAIL 1
@@ -97,9 +102,17 @@ typedef struct srv_options {
 static void usage(const char *msg)
 {
     if (msg) fprintf(stderr, "kura-server: %s\n", msg);
-    fprintf(stderr, "usage: kura-server --data DIR | --in-memory [--host 127.0.0.1] [--port 8000]\n"
-                    "                   [--sync | --relaxed] [--partitions N] [--threads N]\n"
-                    "                   [--auth ACCESS_KEY:SECRET] [--idle-ms N]\n");
+    fprintf(stderr,
+            "usage: kura-server --data DIR | --in-memory [--host 127.0.0.1] [--port 8000]\n"
+            "                   [--sync | --relaxed] [--partitions N] [--threads N]\n"
+            "                   [--auth ACCESS_KEY:SECRET] [--idle-ms N] [--gsi-read-wait[=MS]]\n"
+            "  --gsi-read-wait[=MS]  a Query or Scan with IndexName first waits (at most MS,\n"
+            "                        default %u) until the index has applied every write\n"
+            "                        acknowledged before it: read-your-writes on GSIs for\n"
+            "                        deterministic tests (off by default)\n"
+            "  kura's own endpoints: GET /kura/indexes (every index's lag), POST\n"
+            "  /kura/index-wait {\"TableName\",\"IndexName\"?,\"TimeoutMillis\"?} (docs/server.md)\n",
+            IXADM_DEFAULT_WAIT_MS);
     exit(EXIT_USAGE);
 }
 
@@ -146,6 +159,14 @@ static void parse_args(int argc, char **argv, srv_options *o, long cores)
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) usage(NULL);
         if (strcmp(a, "--in-memory") == 0) {
             o->in_memory = true;
+            continue;
+        }
+        if (strcmp(a, "--gsi-read-wait") == 0) {
+            o->cfg.gsi_read_wait_ms = IXADM_DEFAULT_WAIT_MS;
+            continue;
+        }
+        if (strncmp(a, "--gsi-read-wait=", 16) == 0) {
+            o->cfg.gsi_read_wait_ms = parse_uint("--gsi-read-wait", a + 16, 1, IXADM_MAX_WAIT_MS);
             continue;
         }
         if (strcmp(a, "--sync") == 0 || strcmp(a, "--relaxed") == 0) {

@@ -7,6 +7,8 @@
  *   http.c     the libmicrohttpd daemon and the request handler (body accumulation, checks)
  *   auth.c     a request's headers and query in the shape sigv4.c verifies
  *   respond.c  responses: headers DynamoDB sends, error bodies, the error log line
+ *   extension.c  kura's endpoints beside DynamoDB's API (/kura/...), on index_admin.c, whose
+ *              index lag and waits the `kura` CLI shares (index_admin.h)
  *   reqid.c    request ids
  *   sigv4.c    the SigV4 checks, sigv4_canon.c its computations (pure functions, sigv4.h).
  *
@@ -42,6 +44,9 @@ typedef struct srv_config {
     unsigned timeout_s;   /* idle connection timeout */
     const char *auth_key; /* --auth: the access key and secret; NULL: accept anything */
     const char *auth_secret;
+    /* --gsi-read-wait[=MS]: a Query or Scan with IndexName first waits up to this many ms for
+     * the index to apply every write committed before it (index_admin.h); 0: off */
+    unsigned gsi_read_wait_ms;
 } srv_config;
 
 /* ---- http.c ------------------------------------------------------------------------------ */
@@ -103,6 +108,19 @@ enum MHD_Result srv_respond_error(struct MHD_Connection *conn, unsigned status, 
 
 /* One line on stderr: UTC timestamp, request id, operation, error type, message. */
 void srv_log_error(const char *reqid, const char *operation, const char *type, const char *message);
+
+/* ---- extension.c ------------------------------------------------------------------------- */
+
+/* True when the request is one of kura's extensions: its path starts with /kura/ and it has
+ * no X-Amz-Target (with one it is DynamoDB's, whatever its path). */
+bool srv_ext_match(struct MHD_Connection *conn, const char *url);
+
+/* Answers an extension request whose body (len bytes, borrowed) is complete: GET
+ * /kura/indexes, POST /kura/index-wait, or an error (404 for another path, 400 for another
+ * method). May block for the wait's timeout. `close` as srv_respond(). */
+enum MHD_Result srv_ext_answer(kura_db *db, struct MHD_Connection *conn, const char *method,
+                               const char *url, const char *body, size_t len, const char *reqid,
+                               bool close);
 
 /* ---- datadir.c --------------------------------------------------------------------------- */
 

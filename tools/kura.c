@@ -14,23 +14,72 @@
  *       "<0|1> <response json>" (0: success, 1: DynamoDB error), flushed at once, so one
  *       process can run thousands of operations. The database is opened once.
  *
+ *   kura --data DIR index-stats [TABLE [INDEX]]
+ *       Prints the lag of every secondary index (of TABLE; INDEX only), the JSON of
+ *       kura-server's GET /kura/indexes (server/index_admin.h).
+ *
+ *   kura --data DIR index-wait TABLE [INDEX] [TIMEOUT_MS]
+ *       Waits until INDEX (every index of TABLE when INDEX is absent, "" or "-") has applied
+ *       every write committed before the call, at most TIMEOUT_MS (default 10000); prints {}.
+ *
+ * Both also exist as pseudo-operations of exec and pipe, outside DynamoDB's names:
+ * KuraIndexWait {"TableName","IndexName"?,"TimeoutMillis"?} (the differential test makes
+ * GSIs catch up between its writes and reads with it) and KuraIndexStats
+ * {"TableName"?,"IndexName"?}. index-stats and index-wait exit as exec does.
+ *
  * --partitions sets the hash partitions of tables created without KuraPartitions;
  * --relaxed syncs the WAL periodically instead of on every write (KURA_RELAXED).
  */
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kura.h"
+#include "server/index_admin.h"
 
 #define EXIT_USAGE 2
 #define EXIT_DB 3
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: kura --data DIR [--partitions N] [--relaxed] exec OPERATION\n"
-                    "       kura --data DIR [--partitions N] [--relaxed] pipe\n");
+    fprintf(stderr,
+            "usage: kura --data DIR [--partitions N] [--relaxed] exec OPERATION\n"
+            "       kura --data DIR [--partitions N] [--relaxed] pipe\n"
+            "       kura --data DIR index-stats [TABLE [INDEX]]\n"
+            "       kura --data DIR index-wait TABLE [INDEX|-] [TIMEOUT_MS]\n"
+            "exec reads the request (DynamoDB JSON) from stdin; pipe reads lines\n"
+            "\"<Operation> <json>\" and answers \"<0|1> <json>\" per line. Besides DynamoDB's\n"
+            "operations both take KuraIndexWait {\"TableName\",\"IndexName\"?,\"TimeoutMillis\"?}\n"
+            "(wait until the table's indexes have applied every earlier write) and\n"
+            "KuraIndexStats {\"TableName\"?,\"IndexName\"?} (every index's lag).\n");
     exit(EXIT_USAGE);
+}
+
+/* The answer of one request: from kura_execute() (freed with kura_free) or from a
+ * pseudo-operation (index_admin.h, freed with free). */
+typedef struct answer {
+    char *out;
+    bool ext;
+} answer;
+
+static void answer_free(answer *a)
+{
+    if (a->ext)
+        free(a->out);
+    else
+        kura_free(a->out);
+    a->out = NULL;
+}
+
+/* 0 (success), 1 (error, with its body) or -1 (out of memory, no body) from a pseudo-op. */
+static int ext_result(kura_status s, ixadm_reply *rep, answer *a)
+{
+    a->out = rep->body;
+    a->ext = true;
+    if (!rep->body) return -1;
+    return s == KURA_OK ? 0 : 1;
 }
 
 /* Reads all of stdin into a malloc'ed buffer. */
@@ -54,28 +103,59 @@ static char *read_stdin(size_t *len_out)
     return buf;
 }
 
-/* Runs one request; returns 0 (success), 1 (DynamoDB error) or -1 (out of memory). */
-static int run_one(kura_db *db, const char *op, const char *body, size_t len, char **out)
+/* Runs one request, a DynamoDB operation or a pseudo-operation; returns 0 (success), 1
+ * (error) or -1 (out of memory). */
+static int run_one(kura_db *db, const char *op, const char *body, size_t len, answer *a)
 {
+    ixadm_reply rep;
+    if (strcmp(op, "KuraIndexWait") == 0)
+        return ext_result(ixadm_wait_json(db, body, len, &rep), &rep, a);
+    if (strcmp(op, "KuraIndexStats") == 0)
+        return ext_result(ixadm_stats_json(db, body, len, &rep), &rep, a);
     size_t out_len;
-    kura_status s = kura_execute(db, op, body, len, out, &out_len);
+    a->ext = false;
+    kura_status s = kura_execute(db, op, body, len, &a->out, &out_len);
     if (s == KURA_E_NOMEM && !kura_execute_error_type()) return -1;
     return s == KURA_OK ? 0 : 1;
+}
+
+/* Prints an answer as exec does; returns the exit status. */
+static int print_answer(int rc, answer *a)
+{
+    if (rc < 0) {
+        fprintf(stderr, "kura: out of memory\n");
+        return EXIT_DB;
+    }
+    printf("%s\n", a->out);
+    answer_free(a);
+    return rc;
 }
 
 static int cmd_exec(kura_db *db, const char *op)
 {
     size_t len;
-    char *body = read_stdin(&len), *out = NULL;
-    int rc = run_one(db, op, body, len, &out);
+    char *body = read_stdin(&len);
+    answer a = {NULL, false};
+    int rc = run_one(db, op, body, len, &a);
     free(body);
-    if (rc < 0) {
-        fprintf(stderr, "kura: out of memory\n");
-        return EXIT_DB;
-    }
-    printf("%s\n", out);
-    kura_free(out);
-    return rc;
+    return print_answer(rc, &a);
+}
+
+static int cmd_index_stats(kura_db *db, const char *table, const char *index)
+{
+    ixadm_reply rep;
+    answer a;
+    int rc = ext_result(ixadm_stats(db, table, index, &rep), &rep, &a);
+    return print_answer(rc, &a);
+}
+
+static int cmd_index_wait(kura_db *db, const char *table, const char *index, uint64_t timeout_ms)
+{
+    ixadm_reply rep;
+    answer a;
+    if (index && (!*index || strcmp(index, "-") == 0)) index = NULL;
+    int rc = ext_result(ixadm_wait(db, table, index, timeout_ms, &rep), &rep, &a);
+    return print_answer(rc, &a);
 }
 
 static int cmd_pipe(kura_db *db)
@@ -90,16 +170,16 @@ static int cmd_pipe(kura_db *db)
         char *sp = strchr(line, ' ');
         const char *body = sp ? sp + 1 : "";
         if (sp) *sp = '\0';
-        char *out = NULL;
-        int rc = run_one(db, line, body, strlen(body), &out);
+        answer a = {NULL, false};
+        int rc = run_one(db, line, body, strlen(body), &a);
         if (rc < 0) {
             fprintf(stderr, "kura: out of memory\n");
             free(line);
             return EXIT_DB;
         }
-        printf("%d %s\n", rc, out);
+        printf("%d %s\n", rc, a.out);
         fflush(stdout);
-        kura_free(out);
+        answer_free(&a);
     }
     free(line);
     return 0;
@@ -128,9 +208,23 @@ int main(int argc, char **argv)
             usage();
         }
     }
-    bool exec = i + 2 == argc && strcmp(argv[i], "exec") == 0;
-    bool pipe = i + 1 == argc && strcmp(argv[i], "pipe") == 0;
-    if (!dir || (!exec && !pipe)) usage();
+    int nargs = argc - i - 1; /* after the command */
+    const char *cmd = i < argc ? argv[i] : "";
+    bool exec = nargs == 1 && strcmp(cmd, "exec") == 0;
+    bool pipe = nargs == 0 && strcmp(cmd, "pipe") == 0;
+    bool stats = nargs <= 2 && strcmp(cmd, "index-stats") == 0;
+    bool wait = nargs >= 1 && nargs <= 3 && strcmp(cmd, "index-wait") == 0;
+    if (!dir || (!exec && !pipe && !stats && !wait)) usage();
+    uint64_t timeout_ms = IXADM_DEFAULT_WAIT_MS;
+    if (wait && nargs == 3) {
+        char *end;
+        unsigned long long t = strtoull(argv[i + 3], &end, 10);
+        if (!*argv[i + 3] || *end || *argv[i + 3] == '-' || t > IXADM_MAX_WAIT_MS) {
+            fprintf(stderr, "kura: TIMEOUT_MS takes 0..%u\n", IXADM_MAX_WAIT_MS);
+            return EXIT_USAGE;
+        }
+        timeout_ms = t;
+    }
 
     kura_db *db;
     kura_status s = kura_open(dir, &opts, &db);
@@ -139,7 +233,11 @@ int main(int argc, char **argv)
                 kura_last_error());
         return EXIT_DB;
     }
-    int rc = exec ? cmd_exec(db, argv[i + 1]) : cmd_pipe(db);
+    int rc = exec    ? cmd_exec(db, argv[i + 1])
+             : pipe  ? cmd_pipe(db)
+             : stats ? cmd_index_stats(db, nargs > 0 ? argv[i + 1] : NULL,
+                                       nargs > 1 ? argv[i + 2] : NULL)
+                     : cmd_index_wait(db, argv[i + 1], nargs > 1 ? argv[i + 2] : NULL, timeout_ms);
     fflush(stdout);
     s = kura_close(db);
     if (s != KURA_OK) {

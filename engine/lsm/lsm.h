@@ -91,6 +91,11 @@ kura_status lsm_user_meta(lsm_tree *t, kbuf *out);
 /* Waits until no flush is pending or running. */
 kura_status lsm_wait_flushed(lsm_tree *t);
 
+/* While on, compactions keep every tombstone, also at the bottom level: an index being
+ * backfilled receives puts at an older sequence than deletes already applied, which a
+ * tombstone must still shadow when they arrive. */
+void lsm_keep_tombstones(lsm_tree *t, bool keep);
+
 /* WAL segments holding a sequence above `seq` are kept (retain_wals trees); deletes those no
  * longer needed. */
 void lsm_set_wal_retain(lsm_tree *t, uint64_t seq);

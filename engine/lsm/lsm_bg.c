@@ -200,7 +200,9 @@ kura_status lsm_run_compaction(lsm_tree *t, compaction *c)
     kmutex_unlock(&t->mu);
     build_ctx bc = {.io = t->sh->io, .dir = t->dir, .new_file = lsm_alloc_file,
                     .new_file_arg = t, .target_bytes = t->opts.sstable_target_bytes,
-                    .oldest_snapshot = lsm_oldest_snapshot(t->sh), .base = base,
+                    .oldest_snapshot = lsm_oldest_snapshot(t->sh),
+                    /* no base: every tombstone is kept (lsm_keep_tombstones) */
+                    .base = __atomic_load_n(&t->keep_tombstones, __ATOMIC_ACQUIRE) ? NULL : base,
                     .out_level = c->out_level, .edit = &edit};
     sst_options_for(t, c->out_level, base, &bc.sopts);
     kv_iter *it = s == KURA_OK ? compaction_iter(c) : NULL;

@@ -28,6 +28,11 @@ void lsm_set_commit_hook(lsm_tree *t, lsm_commit_fn fn, void *arg)
     kmutex_unlock(&t->mu);
 }
 
+void lsm_keep_tombstones(lsm_tree *t, bool keep)
+{
+    __atomic_store_n(&t->keep_tombstones, keep, __ATOMIC_RELEASE);
+}
+
 /* ---- Retention ---------------------------------------------------------------------------- */
 
 void lsm_note_wal_seg(lsm_tree *t, uint64_t number, uint64_t max_seq)

@@ -69,6 +69,7 @@ struct lsm_tree {
     kmutex apply_mu;
     kbuf imm_meta;
     bool has_imm_meta;
+    bool keep_tombstones; /* atomic: compactions keep every tombstone (lsm_keep_tombstones) */
 };
 
 /* vs_log_and_apply, keeping l0_files in step with the installed version. mu held. */

@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SKIP = "gsi,lsi,transactions,multi_key_gsi,update_table_gsi"
+SKIP = "transactions"  # secondary indexes are in; transactions come next (issue 16)
 
 
 def scenarios_dir():
