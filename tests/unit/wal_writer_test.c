@@ -12,6 +12,8 @@
  */
 #include "testutil.h"
 
+#include <sched.h>
+
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -215,7 +217,7 @@ static void test_durable_offsets_recorded(void **state)
 typedef struct bg_sync {
     wal_writer *w;
     atomic_bool stop;
-    size_t nsyncs;
+    atomic_size_t nsyncs;
     kura_status first_error; /* cmocka asserts belong to the main thread */
 } bg_sync;
 
@@ -224,7 +226,7 @@ static void *bg_sync_main(void *arg)
     bg_sync *b = arg;
     while (!atomic_load(&b->stop) && b->first_error == KURA_OK) {
         b->first_error = wal_writer_sync(b->w);
-        b->nsyncs++;
+        atomic_fetch_add(&b->nsyncs, 1);
         struct timespec ts = {0, 100000}; /* relaxed mode syncs periodically */
         nanosleep(&ts, NULL);
     }
@@ -246,6 +248,14 @@ static void test_background_sync(void **state)
         memset(rec, (int)(i & 0xff), len);
         enc_fixed32(rec, i);
         assert_kura_ok(wal_writer_add(b.w, rec, len));
+        /* every 1,000 records, one background sync is sure to fall between two appends (on
+         * a loaded machine the thread might otherwise not run at all: the check of distinct
+         * durable offsets below must not depend on scheduling) */
+        if (i % 1000 == 999) {
+            size_t seen = atomic_load(&b.nsyncs);
+            while (atomic_load(&b.nsyncs) < seen + 2 && b.first_error == KURA_OK)
+                sched_yield();
+        }
     }
     atomic_store(&b.stop, true);
     kthread_join(t);
@@ -285,8 +295,8 @@ static void test_background_sync(void **state)
         prev = h.durable_off;
         pos += WAL_HEADER_SIZE + h.len;
     }
-    fprintf(stderr, "%zu background syncs, %u distinct durable offsets recorded\n", b.nsyncs,
-            distinct);
+    fprintf(stderr, "%zu background syncs, %u distinct durable offsets recorded\n",
+            atomic_load(&b.nsyncs), distinct);
     assert_true(distinct > 0);
     free(data);
 }
