@@ -314,6 +314,30 @@ kura_status api_out_int(api_call *c, const char *key, int64_t v)
     return s == KURA_OK ? jw_int(&c->out, v) : s;
 }
 
+/* The members of one kind of index of a ConsumedCapacity object:
+ * ,"LocalSecondaryIndexes":{"<name>":{"CapacityUnits":u},...} (nothing when there are none). */
+static kura_status put_index_units(kbuf *b, const kura_consumed_capacity *cc, bool global)
+{
+    kura_status s = KURA_OK;
+    bool first = true;
+    for (size_t i = 0; s == KURA_OK && i < cc->index_count; i++) {
+        const kura_index_capacity *ic = &cc->indexes[i];
+        if (ic->global != global) continue;
+        s = jw_raw(b, !first ? "," : global ? ",\"GlobalSecondaryIndexes\":{"
+                                            : ",\"LocalSecondaryIndexes\":{");
+        first = false;
+        if (s == KURA_OK) s = jw_string(b, ic->index_name, strlen(ic->index_name));
+        if (s == KURA_OK) s = jw_raw(b, ":{\"CapacityUnits\":");
+        if (s == KURA_OK) s = jw_real(b, ic->capacity_units);
+        if (s == KURA_OK) s = jw_raw(b, "}");
+    }
+    return s == KURA_OK && !first ? jw_raw(b, "}") : s;
+}
+
+/* With INDEXES, the indexes' units follow "Table", as DynamoDB Local 1.25.1 writes them:
+ *   {"TableName":"T","CapacityUnits":4.0,"Table":{"CapacityUnits":1.0},
+ *    "LocalSecondaryIndexes":{"L":{"CapacityUnits":1.0}},
+ *    "GlobalSecondaryIndexes":{"G":{"CapacityUnits":1.0},"H":{"CapacityUnits":1.0}}} */
 kura_status api_write_capacity(kbuf *b, const kura_consumed_capacity *cc, kura_return_capacity mode)
 {
     const char *name = cc->table_name ? cc->table_name : "";
@@ -325,6 +349,8 @@ kura_status api_write_capacity(kbuf *b, const kura_consumed_capacity *cc, kura_r
         s = jw_raw(b, ",\"Table\":{\"CapacityUnits\":");
         if (s == KURA_OK) s = jw_real(b, cc->table_capacity_units);
         if (s == KURA_OK) s = jw_raw(b, "}");
+        if (s == KURA_OK) s = put_index_units(b, cc, false);
+        if (s == KURA_OK) s = put_index_units(b, cc, true);
     }
     return s == KURA_OK ? jw_raw(b, "}") : s;
 }

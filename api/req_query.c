@@ -38,49 +38,12 @@ static uint32_t decode_limit(const jd_t *req)
     return n > (jd_int_t)UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
-/* The members of one kind of index of a ConsumedCapacity object:
- * ,"LocalSecondaryIndexes":{"<name>":{"CapacityUnits":u},...} (nothing when there are none). */
-static kura_status put_index_units(kbuf *b, const kura_consumed_capacity *cc, bool global)
-{
-    kura_status s = KURA_OK;
-    bool first = true;
-    for (size_t i = 0; s == KURA_OK && i < cc->index_count; i++) {
-        const kura_index_capacity *ic = &cc->indexes[i];
-        if (ic->global != global) continue;
-        if (first)
-            s = jw_raw(b,
-                       global ? ",\"GlobalSecondaryIndexes\":{" : ",\"LocalSecondaryIndexes\":{");
-        else
-            s = jw_raw(b, ",");
-        first = false;
-        if (s == KURA_OK) s = jw_string(b, ic->index_name, strlen(ic->index_name));
-        if (s == KURA_OK) s = jw_raw(b, ":{\"CapacityUnits\":");
-        if (s == KURA_OK) s = jw_real(b, ic->capacity_units);
-        if (s == KURA_OK) s = jw_raw(b, "}");
-    }
-    return s == KURA_OK && !first ? jw_raw(b, "}") : s;
-}
-
-/*
- * "ConsumedCapacity" of a page: api_write_capacity's object (TableName, CapacityUnits and,
- * with INDEXES, Table) with, for a read on an index and INDEXES, the index's units after
- * "Table", as DynamoDB Local 1.25.1 writes them:
- *   {"TableName":"T","CapacityUnits":1.0,"Table":{"CapacityUnits":0.5},
- *    "LocalSecondaryIndexes":{"lsi":{"CapacityUnits":0.5}}}
- * (LocalSecondaryIndexes before GlobalSecondaryIndexes when a result lists both).
- */
+/* "ConsumedCapacity" of a page (api_write_capacity: with INDEXES the index's units follow
+ * "Table"). */
 static kura_status put_capacity(api_call *c, const kura_consumed_capacity *cc,
                                 kura_return_capacity rcc)
 {
-    if (!cc->present || rcc == KURA_CAPACITY_NONE) return KURA_OK;
-    kura_status s = jw_key(&c->out, "ConsumedCapacity", 16);
-    if (s == KURA_OK) s = api_write_capacity(&c->out, cc, rcc);
-    if (s != KURA_OK || rcc != KURA_CAPACITY_INDEXES || cc->index_count == 0) return s;
-    assert(c->out.len > 0 && c->out.data[c->out.len - 1] == '}');
-    c->out.len--; /* reopen the object api_write_capacity closed */
-    s = put_index_units(&c->out, cc, false);
-    if (s == KURA_OK) s = put_index_units(&c->out, cc, true);
-    return s == KURA_OK ? jw_raw(&c->out, "}") : s;
+    return api_out_capacity(c, cc, rcc);
 }
 
 static kura_status put_page(api_call *c, kura_page *p, kura_return_capacity rcc)

@@ -174,7 +174,7 @@ void kura_write_result_free(kura_write_result *r)
         return;
     kura_value_free(r->attributes);
     kura_value_free(r->item);
-    free(r->consumed_capacity.table_name);
+    capacity_free(&r->consumed_capacity);
     memset(r, 0, sizeof *r);
 }
 
@@ -190,7 +190,8 @@ void kura_get_item_res_free(kura_get_item_res *r)
 /* The end of a put or delete: on a failed condition the ALL_OLD item goes to res->item and the
  * result is published (the one exception to "out-params only on success"); on success
  * ReturnValues ALL_OLD and the capacity. Consumes *old. */
-static kura_status finish_write(kura_status s, const kura_table *t, kura_return_values rv,
+static kura_status finish_write(kura_status s, const kura_table *t, const kura_value *neu,
+                                kura_return_values rv,
                                 kura_return_values rv_on_failure, kura_return_capacity rc,
                                 kura_value *old, bool found, size_t new_bytes,
                                 kura_write_result *res_out)
@@ -206,6 +207,8 @@ static kura_status finish_write(kura_status s, const kura_table *t, kura_return_
         size_t old_bytes = found ? val_item_size(old) : 0;
         double units = capacity_write_units(old_bytes > new_bytes ? old_bytes : new_bytes);
         s = capacity_fill(&res.consumed_capacity, rc, t->name, units, false);
+        if (s == KURA_OK) /* and what it cost the indexes (the old item was read for them) */
+            s = table_index_charge(t, found ? old : NULL, neu, rc, &res.consumed_capacity);
     }
     if (s == KURA_OK && found && rv == KURA_RETURN_ALL_OLD &&
         !(res.attributes = item_value_take(old)))
@@ -270,7 +273,7 @@ static kura_status single_write_run(kura_db *db, const single_write *w,
         const kura_value *item = w->is_put ? w->m : NULL;
         s = item_write_locked(t, key.data, key.len, ex.cond, read_old, item, &old, &found);
         size_t new_bytes = item && w->rcc != KURA_CAPACITY_NONE ? val_item_size(item) : 0;
-        s = finish_write(s, t, w->rv, w->rv_on_failure, w->rcc, &old, found, new_bytes,
+        s = finish_write(s, t, item, w->rv, w->rv_on_failure, w->rcc, &old, found, new_bytes,
                          res_out);
     }
     val_clear(&old);

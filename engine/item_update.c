@@ -167,6 +167,9 @@ kura_status kura_update_item(kura_db *db, const kura_update_item_req *req,
         s = capacity_fill(&res.consumed_capacity, req->return_consumed_capacity, t->name,
                           capacity_write_units(old_bytes > new_bytes ? old_bytes : new_bytes),
                           false);
+        if (s == KURA_OK)
+            s = table_index_charge(t, found ? &old : NULL, &neu,
+                                   req->return_consumed_capacity, &res.consumed_capacity);
     }
     if (s == KURA_OK)
         s = update_return(req->return_values, ex.update, &old, found, &neu, &res.attributes);

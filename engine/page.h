@@ -205,17 +205,4 @@ kura_status page_run(const page_req *pr, kura_page *page_out);
 kura_status scan_check_segment_params(bool has_segment, uint32_t segment, bool has_total_segments,
                                       uint32_t total_segments);
 
-/* ---- Capacity (engine/capacity.c) ----------------------------------------------------------- */
-
-/*
- * Adds `units` spent on the index `name` to *cc, filled by capacity_fill(): to the total (and
- * to read_ or write_capacity_units) and, with INDEXES, to the index's entry of cc->indexes
- * (appended on first use, so a write can list every index it changed). No-op when *cc is not
- * present. KURA_E_NOMEM.
- */
-kura_status capacity_add_index(kura_consumed_capacity *cc, kura_return_capacity mode,
-                               const char *name, bool global, double units, bool is_read);
-/* Frees what *cc owns (the table name, the index list) and zeroes it. */
-void capacity_free(kura_consumed_capacity *cc);
-
 #endif

@@ -506,3 +506,25 @@ kura_status table_index_checkpoint(kura_db *db, const char *table_name)
     table_release(t);
     return s;
 }
+
+static kura_status charge_none(void *arg, idx_change_kind kind, const uint8_t *key, size_t klen,
+                               const uint8_t *value, size_t vlen)
+{
+    return KURA_OK;
+}
+
+kura_status table_index_charge(const kura_table *t, const kura_value *old, const kura_value *neu,
+                               kura_return_capacity mode, kura_consumed_capacity *cc)
+{
+    kura_status s = KURA_OK;
+    for (uint32_t i = 0; cc->present && i < table_nindexes(t) && s == KURA_OK; i++) {
+        const idx_def *d = table_index_def(t, i);
+        double units = 0;
+        if (d->status == IDX_DELETING || d->status == IDX_DELETED)
+            continue;
+        s = idx_changes(d, &t->ks, old, neu, charge_none, NULL, &units);
+        if (s == KURA_OK && units > 0)
+            s = capacity_add_index(cc, mode, d->name, d->kind == IDX_GLOBAL, units, false);
+    }
+    return s;
+}

@@ -19,6 +19,11 @@ void table_index_tree_name(const kura_table *t, const idx_def *d, char *buf, siz
  * KURA_E_INVALID with DynamoDB's message. NULL item: nothing to check. */
 kura_status table_index_check_item(const kura_table *t, const kura_value *item);
 
+/* Adds to *cc (filled by capacity_fill) the write units each index spent on the change from
+ * `old` to `neu` (NULL: none), by DynamoDB's rules (index/index.h idx_changes). */
+kura_status table_index_charge(const kura_table *t, const kura_value *old, const kura_value *neu,
+                               kura_return_capacity mode, kura_consumed_capacity *cc);
+
 /* Opens (creating with `create`) the index trees and the runtime, which first brings the
  * indexes up to the end of the table's WALs. No-op without indexes. */
 kura_status table_index_open(kura_db *db, kura_table *t, bool create);
