@@ -83,12 +83,6 @@ void lsm_set_wal_retain(lsm_tree *t, uint64_t seq)
     kmutex_unlock(&t->mu);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Reads one segment, calling fn for the records past from_seq. */
 static kura_status replay_seg(lsm_tree *t, uint64_t number, uint64_t from_seq, lsm_rep_fn fn,
                               void *arg)
@@ -128,30 +122,12 @@ static kura_status replay_seg(lsm_tree *t, uint64_t number, uint64_t from_seq, l
 
 kura_status lsm_wal_replay(lsm_tree *t, uint64_t from_seq, lsm_rep_fn fn, void *arg)
 {
-    char **names = NULL;
-    size_t n = 0;
-    kura_status s = io_list_dir(t->sh->io, t->dir, &names, &n);
-    if (s != KURA_OK)
-        return s;
-    uint64_t *nums = malloc((n ? n : 1) * sizeof *nums);
-    size_t nn = 0;
-    if (!nums) {
-        io_free_names(names, n);
-        return kura_err(KURA_E_NOMEM, "%s: out of memory", t->dir);
-    }
     kmutex_lock(&t->wal_mu);
     uint64_t current = t->wal ? t->wal_number : 0;
     kmutex_unlock(&t->wal_mu);
-    for (size_t i = 0; i < n; i++) {
-        char *end;
-        if (names[i][0] < '0' || names[i][0] > '9')
-            continue;
-        unsigned long long num = strtoull(names[i], &end, 10);
-        if (!strcmp(end, ".log") && num != current)
-            nums[nn++] = num;
-    }
-    io_free_names(names, n);
-    qsort(nums, nn, sizeof *nums, cmp_u64);
+    uint64_t *nums = NULL;
+    size_t nn = 0;
+    kura_status s = lsm_list_wals(t, 0, current, &nums, &nn);
     for (size_t i = 0; i < nn && s == KURA_OK; i++)
         s = replay_seg(t, nums[i], from_seq, fn, arg);
     free(nums);

@@ -80,6 +80,10 @@ void lsm_set_error(lsm_tree *t, kura_status s);
 void lsm_maybe_schedule(lsm_tree *t);
 /* Creates a new WAL segment and makes it current (mu and wal_mu held by the caller). */
 kura_status lsm_new_wal(lsm_tree *t);
+/* The numbers of the WAL segments numbered >= min (except `skip`, 0: none), sorted, in a
+ * malloc'ed *nums_out. */
+kura_status lsm_list_wals(lsm_tree *t, uint64_t min, uint64_t skip, uint64_t **nums_out,
+                          size_t *n_out);
 /* Replays WAL segments numbered >= the version set's log number into t->mem. */
 kura_status lsm_replay_wals(lsm_tree *t, uint64_t *max_seq_out);
 /* Deletes WAL segments numbered below `below` and SSTables not in the current version. */

@@ -97,8 +97,8 @@ static kura_status replay_one(lsm_tree *t, uint64_t number, replay_ctx *c, uint6
     return KURA_OK;
 }
 
-/* The numbers of the WAL segments at or above the log number, sorted, in *nums_out. */
-static kura_status list_wals(lsm_tree *t, uint64_t **nums_out, size_t *n_out)
+kura_status lsm_list_wals(lsm_tree *t, uint64_t min, uint64_t skip, uint64_t **nums_out,
+                          size_t *n_out)
 {
     char **names = NULL;
     size_t n = 0;
@@ -116,7 +116,7 @@ static kura_status list_wals(lsm_tree *t, uint64_t **nums_out, size_t *n_out)
         if (names[i][0] < '0' || names[i][0] > '9')
             continue;
         unsigned long long num = strtoull(names[i], &end, 10);
-        if (!strcmp(end, ".log") && num >= t->vs.log_number)
+        if (!strcmp(end, ".log") && num >= min && (!skip || num != skip))
             nums[nn++] = num;
     }
     io_free_names(names, n);
@@ -130,7 +130,7 @@ kura_status lsm_replay_wals(lsm_tree *t, uint64_t *max_seq_out)
 {
     uint64_t *nums = NULL;
     size_t nn = 0;
-    kura_status s = list_wals(t, &nums, &nn);
+    kura_status s = lsm_list_wals(t, t->vs.log_number, 0, &nums, &nn);
     if (s != KURA_OK)
         return s;
     /* (no segment at all: the tree's creation stopped before its first segment existed) */
