@@ -247,7 +247,7 @@ void kura_batch_write_res_free(kura_batch_write_res *r)
     if (!r)
         return;
     for (size_t i = 0; i < r->consumed_capacity_count; i++)
-        free(r->consumed_capacity[i].table_name);
+        capacity_free(&r->consumed_capacity[i]);
     free(r->consumed_capacity);
     memset(r, 0, sizeof *r);
 }
@@ -283,9 +283,10 @@ static kura_status batch_write_key(const kura_table *t, const kura_write_request
     return s;
 }
 
-/* Applies request i and adds its capacity to *units. */
+/* Applies request i and adds its capacity to *units, and its indexes' to *ix (present). */
 static kura_status batch_write_one(kura_table *t, const kura_write_request *w, const kbuf *key,
-                                   bool charge, double *units)
+                                   bool charge, kura_return_capacity mode, double *units,
+                                   kura_consumed_capacity *ix)
 {
     kura_value old = {0};
     bool found = false;
@@ -295,6 +296,7 @@ static kura_status batch_write_one(kura_table *t, const kura_write_request *w, c
         size_t old_bytes = found ? val_item_size(&old) : 0;
         size_t new_bytes = w->is_delete ? 0 : val_item_size(w->item);
         *units += capacity_write_units(old_bytes > new_bytes ? old_bytes : new_bytes);
+        s = table_index_charge(t, found ? &old : NULL, w->is_delete ? NULL : w->item, mode, ix);
     }
     val_clear(&old);
     return s;
@@ -302,7 +304,8 @@ static kura_status batch_write_one(kura_table *t, const kura_write_request *w, c
 
 /* Capacity per table in order of first appearance. */
 static kura_status batch_write_capacity(const kura_batch_write_req *req, kura_table **tables,
-                                        const double *units, kura_batch_write_res *res)
+                                        const double *units, const kura_consumed_capacity *ix,
+                                        kura_batch_write_res *res)
 {
     size_t n = req->request_count;
     if (!(res->consumed_capacity = calloc(n, sizeof *res->consumed_capacity)))
@@ -313,9 +316,16 @@ static kura_status batch_write_capacity(const kura_batch_write_req *req, kura_ta
             first = tables[j] != tables[i];
         if (!first)
             continue;
-        kura_status s = capacity_fill(&res->consumed_capacity[res->consumed_capacity_count],
-                                      req->return_consumed_capacity, tables[i]->name, units[i],
-                                      false);
+        kura_consumed_capacity *cc = &res->consumed_capacity[res->consumed_capacity_count];
+        kura_return_capacity mode = req->return_consumed_capacity;
+        kura_status s = capacity_fill(cc, mode, tables[i]->name, units[i], false);
+        /* the indexes' units: listed with INDEXES, in the total either way */
+        if (s == KURA_OK && mode != KURA_CAPACITY_INDEXES && ix[i].capacity_units > 0)
+            s = capacity_add_index(cc, mode, "", false, ix[i].capacity_units, false);
+        for (size_t k = 0; s == KURA_OK && mode == KURA_CAPACITY_INDEXES &&
+                           k < ix[i].index_count; k++)
+            s = capacity_add_index(cc, mode, ix[i].indexes[k].index_name, ix[i].indexes[k].global,
+                                   ix[i].indexes[k].capacity_units, false);
         if (s != KURA_OK)
             return s;
         res->consumed_capacity_count++;
@@ -334,6 +344,9 @@ kura_status kura_batch_write_item(kura_db *db, const kura_batch_write_req *req,
     const char *names[BATCH_WRITE_MAX] = {0};
     kbuf keys[BATCH_WRITE_MAX];
     double units[BATCH_WRITE_MAX] = {0}; /* by the index of the table's first request */
+    kura_consumed_capacity ix[BATCH_WRITE_MAX]; /* the indexes' share, likewise */
+    for (size_t i = 0; i < BATCH_WRITE_MAX; i++)
+        ix[i] = (kura_consumed_capacity){.present = true};
     kura_batch_write_res res = {0};
     for (size_t i = 0; i < n; i++) {
         names[i] = req->requests[i].table_name ? req->requests[i].table_name : "";
@@ -355,10 +368,13 @@ kura_status kura_batch_write_item(kura_db *db, const kura_batch_write_req *req,
         size_t first = 0;
         while (tables[first] != tables[i])
             first++;
-        s = batch_write_one(tables[i], &req->requests[i], &keys[i], charge, &units[first]);
+        s = batch_write_one(tables[i], &req->requests[i], &keys[i], charge,
+                            req->return_consumed_capacity, &units[first], &ix[first]);
     }
     if (s == KURA_OK && charge)
-        s = batch_write_capacity(req, tables, units, &res);
+        s = batch_write_capacity(req, tables, units, ix, &res);
+    for (size_t i = 0; i < BATCH_WRITE_MAX; i++)
+        capacity_free(&ix[i]);
     release_tables(tables, n);
     for (size_t i = 0; i < n; i++)
         kbuf_free(&keys[i]);
