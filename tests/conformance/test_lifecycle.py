@@ -6,6 +6,10 @@ restart, --in-memory removing its directory at exit, SIGINT and SIGTERM shutting
 busy: every request in flight is either answered or refused before it started, never answered
 with a server error, and every acknowledged write is there after a restart. An idle server
 flushes its memtables after --idle-ms (and never with --idle-ms 0), losing nothing.
+
+No verdict depends on how fast the machine is: waits are for a condition, with a deadline only
+a hang reaches (HANG_S). "Promptly" means before the server's 60 s idle-connection timeout
+could have released what it would otherwise wait for, so those bounds are half of it.
 """
 
 import os
@@ -21,7 +25,13 @@ import pytest
 from botocore.exceptions import BotoCoreError, ClientError
 
 from conftest import (KuraServer, assert_server_answers, call, create_table, http_head,
-                      make_client, scale, scaled, server_binary, tmp_root)
+                      make_client, scaled, server_binary, tmp_root)
+
+
+HANG_S = 60  # the deadline of a wait for something that must happen: only a hang reaches it
+# kura-server closes an idle connection after 60 s (srv_config.timeout_s); a shutdown or a
+# close that waited for that would take at least this long
+PROMPT_S = 30
 
 
 @pytest.fixture
@@ -36,7 +46,7 @@ def workdir():
     subprocess.run(["rm", "-rf", d])
 
 
-def run_briefly(binary, args, timeout=20):
+def run_briefly(binary, args, timeout=HANG_S):
     """Runs kura-server with `args` expecting it to exit by itself."""
     proc = subprocess.run([binary] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           timeout=timeout)
@@ -84,11 +94,11 @@ def test_locked_data_directory_exits_1(binary, workdir):
 def test_start_time_and_restart_keeps_data(binary, workdir):
     srv = KuraServer(binary, workdir)
     t0 = time.monotonic()
-    srv.start()
+    srv.start()  # fails if the listening line takes HANG_S
     assert_server_answers(srv)
-    first_request = time.monotonic() - t0
-    # the issue's target is 20 ms; this bound only catches gross regressions (ASan, busy CI)
-    assert first_request < 5.0 / min(1.0, scale()), first_request
+    # the issue's target is 20 ms; a loaded machine can take any time, so it is printed,
+    # not asserted (bench/ measures it)
+    print("kura-server: %.3f s from start to the first answer" % (time.monotonic() - t0))
     ddb = make_client(srv.url)
     create_table(ddb, "life", ("pk", "S"), ("sk", "N"))
     for i in range(50):
@@ -123,21 +133,23 @@ def test_sigint_is_a_clean_shutdown(binary, workdir):
     srv = KuraServer(binary, workdir).start()
     assert_server_answers(srv)
     srv.proc.send_signal(signal.SIGINT)
-    assert srv.proc.wait(timeout=30) == 0, srv.logs()
+    assert srv.proc.wait(timeout=HANG_S) == 0, srv.logs()
     srv.proc = None
 
 
 def test_shutdown_is_prompt_with_idle_connections(binary, workdir):
+    """SIGTERM does not wait for idle connections: they stay open (the client never closes
+    them first), so a server that waited for them would take their 60 s idle timeout."""
     srv = KuraServer(binary, workdir, in_memory=True).start()
-    idle = [socket.create_connection((srv.host, srv.port)) for _ in range(20)]
-    keep = socket.create_connection((srv.host, srv.port))  # a finished keep-alive request
+    idle = [socket.create_connection((srv.host, srv.port), timeout=HANG_S) for _ in range(20)]
+    keep = socket.create_connection((srv.host, srv.port), timeout=HANG_S)  # a finished request
     keep.sendall(http_head("ListTables", 2) + b"{}")
     assert b"TableNames" in keep.recv(4096)
     try:
         t0 = time.monotonic()
-        assert srv.stop() == 0, srv.logs()
-        assert time.monotonic() - t0 < 3.0, "SIGTERM took %.1f s with idle connections" % (
-            time.monotonic() - t0)
+        rc = srv.stop(timeout=PROMPT_S)
+        assert rc == 0, "SIGTERM with idle connections: exit %s after %.1f s\n%s" % (
+            rc, time.monotonic() - t0, srv.logs())
     finally:
         for s in idle + [keep]:
             s.close()
@@ -151,15 +163,16 @@ def test_half_closed_request_is_dropped(binary, workdir):
     head = http_head("ListTables", 100)
     stuck = 0
     for _ in range(20):
-        s = socket.create_connection((srv.host, srv.port))
+        s = socket.create_connection((srv.host, srv.port), timeout=HANG_S)
         s.sendall(head)
         # the pause lets the server read the head alone and wait for the body: with
         # libmicrohttpd's epoll mode left to itself (http.c, take_hangups) every one of these
-        # connections then stayed open until the idle timeout
+        # connections then stayed open until the idle timeout (the pause only makes that
+        # case likely; it decides no verdict)
         time.sleep(0.001)
         s.sendall(b"{}")
         s.shutdown(socket.SHUT_WR)
-        s.settimeout(3)
+        s.settimeout(PROMPT_S)  # kept until the 60 s idle timeout: stuck
         try:
             s.recv(100)  # b"" (closed) or an error response
         except socket.timeout:
@@ -168,11 +181,11 @@ def test_half_closed_request_is_dropped(binary, workdir):
         if stuck:
             break
     t0 = time.monotonic()
-    assert srv.stop() == 0, srv.logs()
+    rc = srv.stop(timeout=PROMPT_S)
     took = time.monotonic() - t0
-    assert stuck == 0, "a half-closed connection was not closed by the server within 3 s " \
-                       "(SIGTERM then took %.1f s)" % took
-    assert took < 3.0, took
+    assert stuck == 0, "a half-closed connection was not closed by the server within %d s " \
+                       "(SIGTERM then took %.1f s)" % (PROMPT_S, took)
+    assert rc == 0, "exit %s after %.1f s\n%s" % (rc, took, srv.logs())
 
 
 def test_sigterm_with_writers_in_flight(binary, workdir):
@@ -183,7 +196,7 @@ def test_sigterm_with_writers_in_flight(binary, workdir):
     stop = threading.Event()
 
     def writer(tid):
-        client = make_client(srv.url, read_timeout=30)
+        client = make_client(srv.url, read_timeout=HANG_S)
         n = 0
         while not stop.is_set():
             n += 1
@@ -202,8 +215,9 @@ def test_sigterm_with_writers_in_flight(binary, workdir):
     threads = [threading.Thread(target=writer, args=(t,)) for t in range(8)]
     for t in threads:
         t.start()
-    deadline = time.monotonic() + 30
-    while len(acked) < 100 and time.monotonic() < deadline:
+    deadline = time.monotonic() + HANG_S
+    while (len(acked) < 100 and any(t.is_alive() for t in threads) and
+           time.monotonic() < deadline):
         time.sleep(0.01)
     rc = srv.stop()
     stop.set()
@@ -264,16 +278,30 @@ def _check(ddb, table, n):
     assert got == n
 
 
+FILL_TRIES = 5
+
+
 @pytest.mark.parametrize("idle_ms", [300, 0])
 def test_idle_server_releases_its_memtables(binary, workdir, idle_ms):
     """An idle server flushes what its memtables hold (and empties its block cache) after
     --idle-ms without a request, once; --idle-ms 0 never does. The data stays whole, before
-    and after a restart."""
+    and after a restart.
+
+    The fill must end with nothing flushed (3 MB: far below a memtable's size). A pause of
+    --idle-ms between two of its requests (a loaded machine) is an idle period too, whose
+    release flushes part of the fill: that run is stopped and the test starts over on a fresh
+    data directory, up to FILL_TRIES times."""
     n = scaled(3000)
-    srv = KuraServer(binary, workdir, args=["--idle-ms", str(idle_ms), "--relaxed"]).start()
-    ddb = _fill(srv, "idle", n)
-    assert _sstables(srv.data_dir) == []  # 3 MB: far below a memtable's size
-    deadline = time.monotonic() + 10.0 / min(1.0, scale())
+    for attempt in range(FILL_TRIES):
+        tried = os.path.join(workdir, "try%d" % attempt)
+        os.makedirs(tried)
+        srv = KuraServer(binary, tried, args=["--idle-ms", str(idle_ms), "--relaxed"]).start()
+        ddb = _fill(srv, "idle", n)
+        if not idle_ms or not _sstables(srv.data_dir):
+            break
+        assert srv.stop() == 0, srv.logs()
+    assert _sstables(srv.data_dir) == [], (attempt + 1, srv.logs())
+    deadline = time.monotonic() + HANG_S
     while idle_ms and not _all_partitions_flushed(srv.data_dir) and time.monotonic() < deadline:
         time.sleep(0.1)
     if not idle_ms:

@@ -31,6 +31,7 @@
 #include "crash/oracle.h"
 #include "crash/scratch.h"
 #include "util/io_fault.h"
+#include "util/thread.h"
 
 enum { NPARTS = 2, NKEYS = 120, OPS_A = 40, OPS_B = 40, OPS_C = 30 };
 
@@ -365,14 +366,23 @@ static void failed_wal_sync(kura_durability d, uint64_t nth)
     io_fault_rule rule = {.at = nth, .op_mask = 1u << IO_OP_SYNC,
                           .kind_mask = 1u << IO_KIND_WAL, .error = EIO};
     io_fault_set_rule(f, &rule);
+    /* One write at a time until the nth WAL sync has failed. Every op is a write, which leaves
+     * the WAL unsynced: in sync mode the write itself syncs, in relaxed mode the syncer does
+     * on one of its turns, which is waited for (however late the syncer runs), so each write
+     * brings the failing sync one nearer. Only a hang reaches the deadline. */
     kura_status s = KURA_OK;
-    for (int i = 0; i < 400 && s == KURA_OK && !io_fault_injected(f); i++) {
+    uint64_t deadline = know_ns() + 60 * 1000000000ull;
+    while (s == KURA_OK && !io_fault_injected(f)) {
+        uint64_t wal_syncs = io_fault_matching_ops(f);
         s = oracle_run(o, tree, 0, NULL);
-        if (d == KURA_RELAXED)
-            sleep_ms(1); /* let the syncer run */
+        while (d == KURA_RELAXED && io_fault_matching_ops(f) == wal_syncs &&
+               know_ns() < deadline)
+            sleep_ms(1);
+        if (know_ns() >= deadline)
+            fail_msg("%s: %llu WAL syncs in 60 s, the failure was set for sync %llu",
+                     d == KURA_SYNC ? "sync" : "relaxed",
+                     (unsigned long long)io_fault_matching_ops(f), (unsigned long long)nth);
     }
-    for (int i = 0; i < 2000 && !io_fault_injected(f); i++)
-        sleep_ms(1);
     assert_int_equal(io_fault_injected(f), 1);
     if (d == KURA_SYNC && s != KURA_E_IO)
         fail_msg("the write whose fsync failed returned %s (%s)", kura_status_str(s),

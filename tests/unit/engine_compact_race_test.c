@@ -10,6 +10,13 @@
  * of the job that runs without the partition lock), a thread calls kura_tree_compact, the
  * test sets a background error, and kura_tree_compact must still be waiting; then the job is
  * released and everything closes cleanly (ASan checks the memory).
+ *
+ * kura_tree_compact first flushes (lsm_flush), and a flush that meets the error fails, and
+ * with it the call, before it waits for anything: the error must come after that flush. The
+ * test makes that order through the partition's commit queue, which the flush leads: the
+ * test leads the queue until the flush has queued behind it, hands it over and queues again;
+ * when it leads again the flush has finished its group, which it does holding the partition
+ * lock it decides its status under, and the test takes that lock to set the error.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,6 +29,7 @@
 #include <cmocka.h>
 
 #include "engine/db_int.h"
+#include "engine/lsm/batch.h"
 #include "engine/lsm/lsm_int.h"
 #include "kura.h"
 #include "testutil.h"
@@ -73,6 +81,20 @@ static void sleep_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
+/* Joins q with an empty batch (what lsm_flush queues) and, leading, finishes a group of just
+ * itself. Returns once it has led. */
+static void cq_lead_once(wal_cq *q)
+{
+    lsm_batch empty;
+    lsm_batch_init(&empty);
+    wal_cq_waiter w = {.payload = &empty};
+    assert_true(wal_cq_join(q, &w)); /* groups here take one waiter: nobody finishes ours */
+    wal_cq_waiter *group[1];
+    assert_int_equal(wal_cq_group(q, &w, group, 1, SIZE_MAX, NULL), 1);
+    wal_cq_finish(q, group, 1, KURA_OK);
+    lsm_batch_free(&empty);
+}
+
 static void test_compact_all_waits_for_running_job(void **state)
 {
     (void)state;
@@ -108,16 +130,33 @@ static void test_compact_all_waits_for_running_job(void **state)
         kcond_wait(&h.cv, &h.mu);
     kmutex_unlock(&h.mu);
 
+    /* lead the commit queue, so that the compaction's flush queues behind */
+    lsm_tree *part = tree->parts[0];
+    lsm_batch empty;
+    lsm_batch_init(&empty);
+    wal_cq_waiter w = {.payload = &empty};
+    assert_true(wal_cq_join(part->cq, &w)); /* an idle queue: led at once */
     compact_call c = {.tree = tree};
     kthread th;
     assert_true(kthread_start(&th, compact_main, &c));
-    sleep_ms(50); /* let it reach its wait for the running job */
-    lsm_tree *part = tree->parts[0];
-    kmutex_lock(&part->mu);
+    uint64_t deadline = know_ns() + 60 * 1000000000ull; /* only a hang reaches it */
+    while (wal_cq_pending(part->cq) < 2 && know_ns() < deadline)
+        sleep_ms(1);
+    if (wal_cq_pending(part->cq) != 2)
+        fail_msg("the compaction's flush did not queue in 60 s (%zu queued)",
+                 wal_cq_pending(part->cq));
+    wal_cq_waiter *group[1];
+    assert_int_equal(wal_cq_group(part->cq, &w, group, 1, SIZE_MAX, NULL), 1);
+    wal_cq_finish(part->cq, group, 1, KURA_OK); /* the flush leads */
+    lsm_batch_free(&empty);
+    cq_lead_once(part->cq); /* after the flush's group */
+    kmutex_lock(&part->mu); /* the flush has decided its status and let go */
     lsm_set_error(part, kura_err(KURA_E_IO, "injected background error"));
     kmutex_unlock(&part->mu);
+    /* the job still runs, so the full compaction must still be waiting for it (a compaction
+     * that stopped waiting would be done well within this; it decides no verdict of a correct
+     * engine) */
     sleep_ms(200);
-    /* the job still runs, so the full compaction must still be waiting for it */
     assert_false(__atomic_load_n(&c.done, __ATOMIC_ACQUIRE));
 
     kmutex_lock(&h.mu);
@@ -125,7 +164,8 @@ static void test_compact_all_waits_for_running_job(void **state)
     kcond_broadcast(&h.cv);
     kmutex_unlock(&h.mu);
     kthread_join(th);
-    assert_int_not_equal(c.s, KURA_OK); /* the background error */
+    /* the background error, met after the wait (a flush that had met it: KURA_E_READONLY) */
+    assert_kura_status(c.s, KURA_E_IO);
     assert_int_not_equal(kura_close(db), KURA_OK);
     kcond_destroy(&h.cv);
     kmutex_destroy(&h.mu);

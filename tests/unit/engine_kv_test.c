@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/thread.h"
+
 enum { NKEYS = 20000 };
 
 typedef struct model {
@@ -222,13 +224,15 @@ static void test_release_memory(void **state)
 }
 
 /* Releases racing reads, scans and writes (which flush and compact: small_opts). Run under
- * ASan in CI, where a table unloaded under a reader would be a use after free. */
+ * ASan in CI, where a table unloaded under a reader would be a use after free. The releases
+ * go on (100 at least) until the race has happened: tables unloaded, a compaction, and every
+ * thread's operations in between, however the threads were scheduled. */
 typedef struct race {
     kura_db *db;
     kura_tree *t;
     int id;
     _Atomic bool stop;
-    int ops;
+    atomic_int ops; /* written by its thread, read by the test's while it runs */
 } race;
 
 static void *race_reader(void *p)
@@ -305,7 +309,14 @@ static void test_release_memory_races_reads(void **state)
                                         &rr[i]), 0);
     }
     int releases = 0;
-    for (; releases < 100; releases++) {
+    kura_stats st;
+    uint64_t deadline = know_ns() + 60 * 1000000000ull; /* only a hang reaches it */
+    for (;; releases++) {
+        kura_get_stats(db, &st);
+        bool raced = st.table_unloads > 0 && st.compactions > 0 && rr[0].ops > 0 &&
+                     rr[1].ops > 0 && rr[2].ops > 0;
+        if ((releases >= 100 && raced) || know_ns() > deadline)
+            break;
         assert_kura_ok(kura_release_memory(db));
         usleep(2000);
     }
@@ -313,13 +324,13 @@ static void test_release_memory_races_reads(void **state)
         rr[i].stop = true;
         pthread_join(th[i], NULL);
     }
-    kura_stats st;
     kura_get_stats(db, &st);
     fprintf(stderr, "%d releases unloaded %llu tables; %d+%d reads, %d writes, %llu flushes, "
-            "%llu compactions\n", releases, (unsigned long long)st.table_unloads, rr[0].ops,
-            rr[1].ops, rr[2].ops, (unsigned long long)st.flushes,
-            (unsigned long long)st.compactions);
-    assert_true(st.table_unloads > 0 && st.compactions > 0 && rr[0].ops > 0 && rr[2].ops > 0);
+            "%llu compactions\n", releases, (unsigned long long)st.table_unloads,
+            atomic_load(&rr[0].ops), atomic_load(&rr[1].ops), atomic_load(&rr[2].ops),
+            (unsigned long long)st.flushes, (unsigned long long)st.compactions);
+    assert_true(st.table_unloads > 0 && st.compactions > 0 && rr[0].ops > 0 && rr[1].ops > 0 &&
+                rr[2].ops > 0);
     assert_kura_ok(kura_close(db));
     test_rmrf(dir);
 }

@@ -77,7 +77,7 @@ static int connect_to(const fixture *f)
     a.sin_port = htons(srv_http_port(f->http));
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
-    struct timeval tv = {10, 0};
+    struct timeval tv = {60, 0}; /* only a hang reaches it */
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     return fd;
 }
@@ -306,16 +306,44 @@ static void test_auth_refuses_unsigned(void **state)
 }
 
 /* Shutdown: a request whose body is still arriving when the server is stopped is answered
- * (with Connection: close) before srv_http_stop() returns. */
+ * (with Connection: close) before srv_http_stop() returns.
+ *
+ * The order is made, not waited for: the body's last byte is sent once the server has the
+ * request's head (srv_http_activity counts it) and has stopped listening (a connect is
+ * refused: srv_http_stop() shuts the listening socket after it marks the server stopping). */
+enum { STOP_DEADLINE_S = 60 }; /* only a hang reaches it */
+
 typedef struct late_body {
     int fd;
+    uint16_t port;
+    bool saw_stop; /* a connect was refused before the body was finished */
     resp r;
 } late_body;
+
+/* Connects to the port every millisecond until a connect is refused; false after 60 s. A
+ * connection accepted meanwhile is closed at once (an idle connection, never a request). */
+static bool wait_until_refused(uint16_t port)
+{
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    uint64_t deadline = know_ns() + STOP_DEADLINE_S * 1000000000ull;
+    while (know_ns() < deadline) {
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        if (fd < 0) return false;
+        int rc = connect(fd, (struct sockaddr *)&a, sizeof a);
+        close(fd);
+        if (rc != 0) return true;
+        usleep(1000);
+    }
+    return false;
+}
 
 static void *finish_body(void *arg)
 {
     late_body *lb = arg;
-    usleep(200 * 1000);
+    lb->saw_stop = wait_until_refused(lb->port);
     send_all(lb->fd, "}", 1);
     read_resp(lb->fd, &lb->r);
     return NULL;
@@ -324,16 +352,27 @@ static void *finish_body(void *arg)
 static void test_stop_finishes_requests(void **state)
 {
     fixture *f = *state;
-    late_body lb = {connect_to(f), {0}};
+    late_body lb = {connect_to(f), srv_http_port(f->http), false, {0}};
     const char head[] =
         "POST / HTTP/1.1\r\nHost: x\r\n" JSON_CT TARGET("ListTables") "Content-Length: 2\r\n\r\n{";
+    uint64_t started = 0;
+    assert_false(srv_http_activity(f->http, &started));
+    assert_int_equal(started, 0);
     send_all(lb.fd, head, sizeof head - 1);
-    usleep(50 * 1000);
+    /* the server has read the head: the request is started and in flight */
+    uint64_t deadline = know_ns() + STOP_DEADLINE_S * 1000000000ull;
+    bool inflight;
+    while (!(inflight = srv_http_activity(f->http, &started)) && know_ns() < deadline)
+        usleep(1000);
+    if (!inflight || started != 1)
+        fail_msg("the request is not in flight after %d s (%llu started)", STOP_DEADLINE_S,
+                 (unsigned long long)started);
     kthread t;
     assert_true(kthread_start(&t, finish_body, &lb));
-    srv_http_stop(f->http, 5000);
+    srv_http_stop(f->http, STOP_DEADLINE_S * 1000);
     f->http = NULL;
     kthread_join(t);
+    assert_true(lb.saw_stop);
     assert_int_equal(lb.r.status, 200);
     assert_string_equal(lb.r.body, "{\"TableNames\":[]}");
     char v[64];
