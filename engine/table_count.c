@@ -59,7 +59,7 @@ static kura_status count_indexes(const kura_table *t, const kura_value *item, co
     for (uint32_t i = 0; i < table_nindexes(t) && i < COUNT_MAX_INDEXES; i++) {
         const idx_def *d = table_index_def(t, i);
         size_t n = 0;
-        if (d->status == IDX_DELETED || !idx_has_entry(d, item))
+        if (d->status == IDX_DELETED || !idx_has_entry(d, item) || !idx_indexable(d, item))
             continue;
         kura_status s = idx_projected_size(d, &t->ks, item, &n);
         if (s != KURA_OK)

@@ -264,7 +264,8 @@ static kura_status backfill(kura_table *t, uint32_t pos, uint64_t s0)
         bool present = false;
         k.len = v.len = 0;
         if (s == KURA_OK)
-            s = idx_entry_key(d, &t->ks, &item, &k, &present);
+            if (idx_indexable(d, &item)) /* else not in the index, as in DynamoDB */
+                s = idx_entry_key(d, &t->ks, &item, &k, &present);
         if (s == KURA_OK && present)
             s = idx_entry_value(d, &t->ks, &item, &v);
         val_clear(&item);
@@ -522,7 +523,8 @@ kura_status table_index_charge(const kura_table *t, const kura_value *old, const
         double units = 0;
         if (d->status == IDX_DELETING || d->status == IDX_DELETED)
             continue;
-        s = idx_changes(d, &t->ks, old, neu, charge_none, NULL, &units);
+        s = idx_changes(d, &t->ks, idx_indexable(d, old), idx_indexable(d, neu), charge_none,
+                        NULL, &units);
         if (s == KURA_OK && units > 0)
             s = capacity_add_index(cc, mode, d->name, d->kind == IDX_GLOBAL, units, false);
     }

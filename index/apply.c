@@ -92,7 +92,8 @@ static kura_status apply_change(apply_ctx *c)
         if (!wants(c, x))
             continue;
         c->x = x;
-        s = idx_changes(x->def, &rt->ks, ch->old_enc ? &old : NULL, ch->new_enc ? &neu : NULL,
+        s = idx_changes(x->def, &rt->ks, idx_indexable(x->def, ch->old_enc ? &old : NULL),
+                        idx_indexable(x->def, ch->new_enc ? &neu : NULL),
                         put_entry, c, NULL);
     }
     val_clear(&old);

@@ -98,3 +98,10 @@ bool idx_has_entry(const idx_def *d, const kura_value *item)
     }
     return true;
 }
+
+const kura_value *idx_indexable(const idx_def *d, const kura_value *item)
+{
+    if (!item || idx_check_item(d, item) == KURA_OK)
+        return item;
+    return NULL;
+}

@@ -107,6 +107,11 @@ bool idx_projects(const idx_def *d, const key_schema *table, const char *name, s
  * Absent attributes are fine (the item is not indexed). */
 kura_status idx_check_item(const idx_def *d, const kura_value *item);
 
+/* The item as the index sees it: `item`, or NULL when it has no entry because one of the
+ * index's key attributes has another type or is empty (an item written before the index
+ * existed: DynamoDB leaves it out of the index). */
+const kura_value *idx_indexable(const idx_def *d, const kura_value *item);
+
 /* Appends the entry key of `item` to `out` and sets *present_out; when the item lacks one of
  * the index's key attributes *present_out is false and nothing is appended. The item must
  * have passed idx_check_item and hold the table's key attributes (`table`). KURA_E_NOMEM. */

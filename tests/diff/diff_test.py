@@ -17,19 +17,42 @@ kura). Scan order is hash order, so a Scan is followed through all of kura's pag
 is compared with the model's full result as a multiset (with the total Count and ScannedCount,
 and Limit respected by each page); a parallel scan does the same over every segment, and the
 union over the segments must equal the full scan. Every --reopen-every ops the kura process is
-closed and restarted on the same directory; at the end every table is compared in full, before
-and after one more reopen.
+closed and restarted on the same directory; at the end every table and every index is compared
+in full, before and after one more reopen.
+
+Secondary indexes. The tables have random LSIs and GSIs (gen_index.py; refindex.py models
+them). LSIs are read at once (kura keeps them current). GSIs are eventually consistent, so
+before a GSI is read the harness waits until it has caught up with every write acknowledged:
+the pipe's KuraIndexWait pseudo-operation (kura_index_wait), kura-server's POST /kura/index-wait.
+Where neither exists (an older kura, another endpoint) a GSI read is instead retried until it
+matches the model, for at most CONVERGE_S seconds, and then reported: still a deterministic
+verdict as long as the index converges. Now and then an UpdateTable creates or deletes a GSI.
+After a Delete the harness polls DescribeTable until the index is gone; after a Create the
+random writes go on while kura builds the index in the background (no read of it is generated
+meanwhile), until a "settle" op polls DescribeTable until it is ACTIVE. Either wait lasts at
+most DDL_WAIT_S seconds (a longer one is a mismatch).
+
+Skip flags (--skip) leave out classes of operations; those of gen.KNOWN_BUGS (kura bugs still
+open) are left out unless --include-known-bugs is given.
 
 On the first mismatch the test prints the seed, the op index, the request, both responses and the
 last 20 ops, and exits 1 (--keep-going: counts mismatches, re-synchronises the model from kura
-and continues). --self-test injects a bug into the model (an off-by-one Limit) and passes only if
-the harness reports a mismatch.
+and continues). --self-test injects two bugs into the model, one at a time (an off-by-one Limit;
+an index that is not sparse), and passes only if the harness reports a mismatch for each, the
+second on a read of an index.
 
 Usage: diff_test.py --kura build/bin/kura [--ops N] [--seed S] [--skip flag,...]
        diff_test.py --endpoint http://localhost:8000   (any DynamoDB-compatible endpoint, e.g.
-                    DynamoDB Local; there only error types are compared, not their texts)
+                    DynamoDB Local; there only error types are compared, not their texts;
+                    DynamoDB Local needs --skip multi_key_gsi)
        diff_test.py --against-model                     (the harness against a second model)
 Environment: KURA_DIFF_OPS (default 20000 x KURA_TEST_SCALE), KURA_DIFF_SEED.
+
+Seeds. Every random choice comes from the seed: --seed, else KURA_DIFF_SEED, else a fixed
+default (1), so a CI run gives the same verdict every time; KURA_DIFF_SEED=random picks a fresh
+one. The seed is printed first, with the line that reruns the same test. PYTHONHASHSEED is
+pinned to 0 as well (the script re-executes itself with it when it is unset), so even an
+iteration over a set of strings goes the same way in every run.
 """
 
 import argparse
@@ -49,7 +72,14 @@ import urllib.request
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen  # noqa: E402
+import gen_index  # noqa: E402
+import refindex  # noqa: E402
 import refmodel  # noqa: E402
+
+
+DEFAULT_SEED = 1
+CONVERGE_S = 10.0  # how long a GSI read is retried when the index cannot be waited for
+DDL_WAIT_S = 30.0  # how long a GSI may take to be built or dropped after UpdateTable
 
 
 class BackendError(Exception):
@@ -103,6 +133,17 @@ class PipeBackend:
         except ValueError as e:
             raise BackendError("kura: response is not JSON (%s): %r" % (e, rest[:300]))
 
+    def index_wait(self, table, index):
+        """KuraIndexWait: True once the index has caught up, False if the pipe has no such
+        pseudo-operation."""
+        ok, body = self.call("KuraIndexWait", {"TableName": table, "IndexName": index,
+                                               "TimeoutMillis": int(CONVERGE_S * 1000)})
+        if ok:
+            return True
+        if body.get("__type", "").endswith("#UnknownOperationException"):
+            return False
+        raise BackendError("KuraIndexWait %s %s: %s" % (table, index, json.dumps(body)))
+
     def close(self):
         if self.proc is None:
             return
@@ -141,6 +182,25 @@ class HttpBackend:
         except urllib.error.HTTPError as e:
             return False, json.loads(e.read())
 
+    def index_wait(self, table, index):
+        """kura-server's POST /kura/index-wait: True once the index has caught up, False if the
+        endpoint does not have it (not kura-server)."""
+        body = {"TableName": table, "IndexName": index, "TimeoutMillis": int(CONVERGE_S * 1000)}
+        req = urllib.request.Request(self.url.rstrip("/") + "/kura/index-wait",
+                                     data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=60) as r:
+                r.read()
+                return True
+        except urllib.error.HTTPError as e:
+            if e.code in (500, 503):
+                raise BackendError("POST /kura/index-wait %s %s: HTTP %d %s"
+                                   % (table, index, e.code, e.read()[:300]))
+            return False
+        except urllib.error.URLError:
+            return False
+
     def reopen(self):
         pass
 
@@ -161,11 +221,19 @@ class ModelBackend:
             types = {a["AttributeName"]: a["AttributeType"] for a in body["AttributeDefinitions"]}
             h = (keys["HASH"], types[keys["HASH"]])
             r = (keys["RANGE"], types[keys["RANGE"]]) if "RANGE" in keys else None
-            self.model.create_table(body["TableName"], h, r)
+            self.model.create_table(body["TableName"], h, r, refindex.from_create_table(body))
             return True, {}
         if op == "DeleteTable":
             return False, {"__type": refmodel.ERR_PREFIX + "ResourceNotFoundException"}
+        if op == "DescribeTable":  # (only the GSIs' status, which the harness polls)
+            t = self.model.tables[body["TableName"]]
+            return True, {"Table": {"GlobalSecondaryIndexes": [
+                {"IndexName": ix.name, "IndexStatus": "ACTIVE"}
+                for ix in t.indexes if ix.kind == "GSI"]}}
         return self.model.execute(op, body, self.metas.get(id(body), {}))
+
+    def index_wait(self, table, index):
+        return True  # the model's indexes are always current
 
     def reopen(self):
         pass
@@ -176,13 +244,19 @@ class ModelBackend:
 
 # ---- comparison ------------------------------------------------------------------------------
 
+SCALARS = ("S", "N", "B", "BOOL", "NULL")
+
+
 def canon(x, nums=False):
     """Sorts set members (a one-key dict SS/NS/BS holding a list) everywhere in x; with `nums`
     also rewrites every number in canonical form (for endpoints that do not, like DynamoDB
-    Local inside lists and maps; kura's numbers are compared as they come)."""
+    Local inside lists and maps; kura's numbers are compared as they come). Parts with nothing
+    to change (scalars) are shared with x, not copied: neither is ever modified."""
     if isinstance(x, dict):
         if len(x) == 1:
             (k, v), = x.items()
+            if k in SCALARS and isinstance(v, (str, bool)) and not (nums and k == "N"):
+                return x
             if nums and k == "N" and isinstance(v, str):
                 return {k: refmodel.num_format(refmodel.decimal.Decimal(v))}
             if nums and k == "NS" and isinstance(v, list):
@@ -214,6 +288,13 @@ def first_difference(a, b, where="response"):
     return "%s: kura %s, model %s" % (where, short(a), short(b))
 
 
+def history_line(h):
+    """A line of the history: a text, or (op index, Op)."""
+    if isinstance(h, str):
+        return h
+    return "#%d %s %s" % (h[0], h[1].op, json.dumps(h[1].req, ensure_ascii=False))
+
+
 def short(x):
     s = json.dumps(x, sort_keys=True, ensure_ascii=False)
     return s if len(s) < 300 else s[:300] + "..."
@@ -237,6 +318,10 @@ class Harness:
         self.index = -1
         self.exact_types = not args.endpoint
         self.stats = {}
+        self.can_wait = None  # whether the backend can wait for a GSI (None: not asked yet)
+        self.quiet = False    # a GSI read being retried: mismatches are not reported
+        self.retries = 0      # GSI reads retried (without a wait)
+        self.mismatch_reqs = []
 
     # Sending
 
@@ -287,15 +372,21 @@ class Harness:
         w = (want[0], self.normalise(op, want[0], want[1], want[1], unordered))
         if g == w:
             return True
-        self.report(op, req, g, w, what)
+        if not self.quiet:
+            self.report(op, req, g, w, what)
         return False
 
     def report(self, op, req, got, want, what):
         self.mismatches += 1
+        self.mismatch_reqs.append(req)
         out = sys.stdout
         print("MISMATCH%s: seed %d, op %d: %s" % (" (" + what + ")" if what else "", self.seed,
                                                  self.index, op), file=out)
         print("  request: %s" % json.dumps(req, ensure_ascii=False), file=out)
+        ix = self.index_def(req)
+        if ix is not None:
+            print("  index: %s %s" % (ix.kind, json.dumps(ix.request(), ensure_ascii=False)),
+                  file=out)
         print("  kura:  %s %s" % ("ok " if got[0] else "err", json.dumps(got[1], sort_keys=True,
                                                                        ensure_ascii=False)),
               file=out)
@@ -305,7 +396,7 @@ class Harness:
         print("  first difference: %s" % first_difference(got, want), file=out)
         print("  last %d ops:" % len(self.history), file=out)
         for h in self.history:
-            print("    %s" % h, file=out)
+            print("    %s" % history_line(h), file=out)
         print("  reproduce: KURA_DIFF_SEED=%d KURA_DIFF_OPS=%d%s" % (
             self.seed, self.index + 1,
             " --skip " + ",".join(sorted(self.gen.skip)) if self.gen.skip else ""), file=out)
@@ -317,21 +408,102 @@ class Harness:
         """Tallies the model's outcome of op (for the coverage line at the end)."""
         ok, body = resp
         outcome = "ok" if ok else body["__type"].rsplit("#", 1)[-1].replace("Exception", "")
-        key = "%s/%s" % (op.op, outcome)
+        ix = self.index_def(op.req)
+        key = "%s%s/%s" % (op.op, "(%s)" % ix.kind if ix else "", outcome)
         self.stats[key] = self.stats.get(key, 0) + 1
 
     def run(self, op):
         """Runs one Op on both sides; returns False on a mismatch."""
-        self.history.append("#%d %s %s" % (self.index, op.op, json.dumps(op.req,
-                                                                         ensure_ascii=False)))
+        self.history.append((self.index, op))  # (formatted only when printed)
         if op.kind == "single":
             got = self.kura_call(op.op, op.req, op.meta)
             want = self.model_call(op.op, op.req, op.meta)
             self.count(op, want)
             return self.check(op.op, op.req, got, want)
+        if op.kind == "ddl":
+            return self.run_ddl(op)
+        if op.kind == "settle":
+            return self.await_index(op)
+        ix = self.index_def(op.req)
+        if ix is not None and ix.kind == "GSI" and not self.catch_up(op.req["TableName"],
+                                                                     ix.name):
+            return self.converge(op)
+        return self.run_read(op)
+
+    def run_read(self, op):
         if op.kind == "query":
             return self.run_query(op)
         return self.run_scan(op)
+
+    # Secondary indexes
+
+    def index_def(self, req):
+        """The model's index that req reads (None: the table, or no such index)."""
+        t = self.model.tables.get(req.get("TableName"))
+        for ix in (t.indexes if t and "IndexName" in req else []):
+            if ix.name == req["IndexName"]:
+                return ix
+        return None
+
+    def catch_up(self, table, index):
+        """Waits until the GSI has applied every acknowledged write; False if the backend
+        cannot wait (asked once)."""
+        if self.can_wait is None:
+            self.can_wait = self.kura.index_wait(table, index)
+            if not self.can_wait:
+                print("diff_test: no way to wait for a GSI here; GSI reads are retried until "
+                      "they match the model (at most %.0f s each)" % CONVERGE_S)
+                sys.stdout.flush()
+        elif self.can_wait:
+            self.kura.index_wait(table, index)
+        return self.can_wait
+
+    def run_ddl(self, op):
+        """UpdateTable: the outcome compared (a TableDescription has nothing the model knows);
+        then, for a Delete, the wait until kura has dropped the index (a Create is waited for
+        by a later "settle" op: the writes in between meet the backfill)."""
+        got = self.kura_call(op.op, op.req, op.meta)
+        want = self.model_call(op.op, op.req, op.meta)
+        self.count(op, want)
+        if not got[0] or not want[0]:
+            return self.check(op.op, op.req, got, want)
+        return op.meta["create"] or self.await_index(op)
+
+    def await_index(self, op):
+        """Polls DescribeTable until the GSI op.meta["index"] is ACTIVE (create) or gone."""
+        table, name, create = op.req["TableName"], op.meta["index"], op.meta["create"]
+        deadline = time.time() + DDL_WAIT_S
+        while True:
+            ok, body = self.kura.call("DescribeTable", {"TableName": table})
+            if not ok:
+                raise BackendError("DescribeTable %s: %s" % (table, json.dumps(body)))
+            status = next((x.get("IndexStatus") for x in body["Table"].get(
+                "GlobalSecondaryIndexes", []) if x["IndexName"] == name), None)
+            if status == ("ACTIVE" if create else None):
+                return True
+            if time.time() > deadline:
+                self.report(op.op, op.req, (True, {"IndexStatus": status}),
+                            (True, {"IndexStatus": "ACTIVE" if create else None}),
+                            "index %s %.0f s after UpdateTable" % (name, DDL_WAIT_S))
+                return False
+            time.sleep(0.005)
+
+    def converge(self, op):
+        """A GSI read without a wait: retried until it matches the model (the index is
+        eventually consistent) for at most CONVERGE_S, then run once more and reported."""
+        deadline = time.time() + CONVERGE_S
+        delay = 0.0005
+        self.quiet = True
+        try:
+            while time.time() < deadline:
+                if self.run_read(op):
+                    return True
+                self.retries += 1
+                time.sleep(delay)
+                delay = min(2 * delay, 0.1)
+        finally:
+            self.quiet = False
+        return self.run_read(op)
 
     def run_query(self, op):
         req = copy.deepcopy(op.req)
@@ -363,8 +535,9 @@ class Harness:
                 bad = "page %d scanned %s items with Limit %d" % (page, body.get("ScannedCount"),
                                                                  limit)
             lek = body.get("LastEvaluatedKey")
-            if lek is not None and set(lek) != {n for n, _ in self.key_attrs(req["TableName"])}:
-                bad = "LastEvaluatedKey %s is not a key of the table" % json.dumps(lek)
+            if lek is not None and set(lek) != self.start_key_names(req):
+                bad = "LastEvaluatedKey %s is not a key of the %s" % (
+                    json.dumps(lek), "index" if "IndexName" in req else "table")
             if bad:
                 return False, {"harness": bad, "page": body}, req
             items.extend(body.get("Items", []))
@@ -382,8 +555,12 @@ class Harness:
             req["ExclusiveStartKey"] = lek
         raise BackendError("Scan did not end after 10000 pages")
 
-    def key_attrs(self, table):
-        return self.model.tables[table].key_attrs()
+    def start_key_names(self, req):
+        """The attributes of a Scan's LastEvaluatedKey: the table's key attributes, and the
+        index's for a Scan of an index."""
+        names = {n for n, _ in self.model.tables[req["TableName"]].key_attrs()}
+        ix = self.index_def(req)
+        return names | set(ix.key_names()) if ix is not None else names
 
     def model_full_scan(self, req, meta):
         full = {k: v for k, v in req.items()
@@ -416,11 +593,15 @@ class Harness:
                           "union of %d segments" % total, True)
 
     def compare_tables(self, what):
+        """Every table and every index of it in full."""
         ok = True
-        for name in self.model.tables:
+        for name, t in self.model.tables.items():
             req = {"TableName": name}
             self.history.append("#%d full Scan of %s (%s)" % (self.index, name, what))
             ok = self.run_scan(gen.Op("scan", "Scan", req, {}, "scan")) and ok
+            for ix in t.indexes:
+                req = {"TableName": name, "IndexName": ix.name}
+                ok = self.run(gen.Op("scan", "Scan", req, {"index": ix.name}, "scan")) and ok
         return ok
 
     def resync(self):
@@ -434,21 +615,16 @@ class Harness:
 
 # ---- main ------------------------------------------------------------------------------------
 
-def create_tables(backend, model):
+def create_tables(backend, model, g):
+    """The test's tables with the generator's indexes, in kura and in the model."""
     for name, h, r in gen.TABLES:
-        keys = [{"AttributeName": h[0], "KeyType": "HASH"}]
-        defs = [{"AttributeName": h[0], "AttributeType": h[1]}]
-        if r:
-            keys.append({"AttributeName": r[0], "KeyType": "RANGE"})
-            defs.append({"AttributeName": r[0], "AttributeType": r[1]})
+        req = gen_index.create_request(name, h, r, g.indexes[name])
         if isinstance(backend, HttpBackend):
             backend.call("DeleteTable", {"TableName": name})
-        ok, body = backend.call("CreateTable", {"TableName": name, "KeySchema": keys,
-                                                "AttributeDefinitions": defs,
-                                                "BillingMode": "PAY_PER_REQUEST"})
+        ok, body = backend.call("CreateTable", req)
         if not ok:
             raise BackendError("CreateTable %s failed: %s" % (name, json.dumps(body)))
-        model.create_table(name, h, r)
+        model.create_table(name, h, r, refindex.from_create_table(req))
 
 
 def run(args, seed, ops, bug=None):
@@ -468,11 +644,20 @@ def run(args, seed, ops, bug=None):
             extra += ["--partitions", str(args.partitions)]
         backend = PipeBackend(args.kura, data_dir, extra)
     model = refmodel.Model(bug=bug)
-    g = gen.Generator(seed, [s for s in args.skip.split(",") if s])
+    g = gen.Generator(seed, args.skips)
     h = Harness(args, backend, model, g, seed)
     start = time.time()
+    every = [ix for ixs in g.indexes.values() for ix in ixs]
+    print("diff_test: %d LSIs and %d GSIs (%d with a multi-attribute key) on %d tables%s"
+          % (sum(ix.kind == "LSI" for ix in every), sum(ix.kind == "GSI" for ix in every),
+             sum(len(ix.hash_attrs) > 1 or len(ix.range_attrs) > 1 for ix in every),
+             len(g.indexes), " (-v lists them)" if every and not args.verbose else ""))
+    if args.verbose:
+        for name, ixs in g.indexes.items():
+            for ix in ixs:
+                print("  %s of %s: %s" % (ix.kind, name, json.dumps(ix.request())))
     try:
-        create_tables(backend, model)
+        create_tables(backend, model, g)
         for i in range(ops):
             h.index = i
             if not h.run(g.next_op(model)):
@@ -483,6 +668,9 @@ def run(args, seed, ops, bug=None):
                 backend.reopen()
                 h.reopens += 1
                 h.history.append("#%d -- reopen --" % i)
+        settle = g.settle()
+        if settle is not None and (h.mismatches == 0 or args.keep_going):
+            h.run(settle)  # a GSI still being built
         if h.mismatches == 0 or args.keep_going:
             h.index = ops
             h.compare_tables("end")
@@ -494,7 +682,7 @@ def run(args, seed, ops, bug=None):
         print("ERROR: seed %d, op %d: %s" % (seed, h.index, e))
         print("  last %d ops:" % len(h.history))
         for x in h.history:
-            print("    %s" % x)
+            print("    %s" % history_line(x))
         h.mismatches += 1
     if data_dir and (h.mismatches == 0 or not args.keep_data):
         shutil.rmtree(data_dir, ignore_errors=True)
@@ -503,9 +691,10 @@ def run(args, seed, ops, bug=None):
     if args.verbose:
         print("outcomes (model): " + ", ".join("%s %d" % kv for kv in sorted(h.stats.items())))
     done = h.index + 1 if h.mismatches else ops
-    summary = ("%d ops (%d requests), %d mismatches, %d reopens, seed %d, %.1f s"
-               % (min(done, ops), h.requests, h.mismatches, h.reopens, seed, time.time() - start))
-    return h.mismatches, summary
+    summary = ("%d ops (%d requests), %d mismatches, %d reopens, %d GSI reads retried, seed %d, "
+               "%.1f s" % (min(done, ops), h.requests, h.mismatches, h.reopens, h.retries, seed,
+                           time.time() - start))
+    return h.mismatches, summary, h.mismatch_reqs
 
 
 def main():
@@ -526,43 +715,77 @@ def main():
     ap.add_argument("--skip", default="",
                     help="comma-separated op classes to leave out: " + ", ".join(
                         "%s (%s)" % kv for kv in gen.SKIP_FLAGS.items()))
+    ap.add_argument("--include-known-bugs", action="store_true",
+                    help="do not skip the op classes of known kura bugs: " + ", ".join(
+                        "%s (%s)" % kv for kv in gen.KNOWN_BUGS.items()))
     ap.add_argument("--keep-going", action="store_true",
                     help="count mismatches instead of stopping at the first")
     ap.add_argument("-v", "--verbose", action="store_true",
                     help="print the tally of the model's outcomes per operation")
     ap.add_argument("--keep-data", action="store_true", help="keep kura's directory on failure")
     ap.add_argument("--self-test", action="store_true",
-                    help="inject an off-by-one Limit into the model; pass iff it is reported")
+                    help="inject bugs into the model (an off-by-one Limit, an index that is not "
+                         "sparse); pass iff each is reported")
     args = ap.parse_args()
     if not (args.kura or args.endpoint or args.against_model):
         ap.error("one of --kura, --endpoint, --against-model is required")
     if args.kura and not os.access(args.kura, os.X_OK):
         ap.error("%s is not an executable" % args.kura)
+    args.skips = sorted({s for s in args.skip.split(",") if s}
+                        | (set() if args.include_known_bugs else set(gen.KNOWN_BUGS)))
 
     seed = args.seed
-    if seed is None and os.environ.get("KURA_DIFF_SEED"):
-        seed = int(os.environ["KURA_DIFF_SEED"])
-    if seed is None:
+    env_seed = os.environ.get("KURA_DIFF_SEED", "")
+    if seed is None and env_seed == "random":
         seed = random.SystemRandom().randrange(1 << 31)
+    elif seed is None and env_seed:
+        seed = int(env_seed)
+    elif seed is None:
+        seed = DEFAULT_SEED
     scale = float(os.environ.get("KURA_TEST_SCALE", "1") or 1)
     ops = args.ops or int(os.environ.get("KURA_DIFF_OPS") or 0) or max(1, int(20000 * scale))
-    print("diff_test: seed %d, %d ops%s" % (seed, ops, ", self-test" if args.self_test else ""))
+    print("diff_test: seed %d, %d ops%s (again: KURA_DIFF_SEED=%d KURA_DIFF_OPS=%d %s)"
+          % (seed, ops, ", self-test" if args.self_test else "", seed, ops,
+             " ".join([sys.executable] + sys.argv)))
+    known = [b for b in gen.KNOWN_BUGS if not args.include_known_bugs]
+    if known:
+        print("diff_test: skipped for known kura bugs (--include-known-bugs runs them): %s"
+              % ", ".join(known))
     sys.stdout.flush()
 
     if args.self_test:
-        args.keep_going = False
-        mismatches, summary = run(args, seed, min(ops, 5000), bug="limit_off_by_one")
-        print(summary)
-        if mismatches == 0:
-            print("SELF-TEST FAILED: the model's injected off-by-one Limit went unnoticed")
-            return 1
-        print("self-test passed: the injected model bug was reported as a mismatch")
-        return 0
+        return self_test(args, seed, ops)
 
-    mismatches, summary = run(args, seed, ops)
+    mismatches, summary, _ = run(args, seed, ops)
     print(summary)
     return 1 if mismatches else 0
 
 
+def self_test(args, seed, ops):
+    """Runs the test with each injected model bug; passes iff every one is reported (the
+    index bug on a read of an index)."""
+    args.keep_going = False
+    bugs = [("limit_off_by_one", "an off-by-one Limit", False)]
+    if "indexes" not in args.skips and "index_reads" not in args.skips:
+        bugs.append(("index_not_sparse", "an index that is not sparse", True))
+    for bug, what, on_index in bugs:
+        print("self-test: the model with %s" % what)
+        sys.stdout.flush()
+        mismatches, summary, reqs = run(args, seed, min(ops, 5000), bug=bug)
+        print(summary)
+        if mismatches == 0:
+            print("SELF-TEST FAILED: the model's injected bug (%s) went unnoticed" % what)
+            return 1
+        if on_index and "IndexName" not in reqs[0]:
+            print("SELF-TEST FAILED: the model's injected bug (%s) was reported on a request "
+                  "that reads no index" % what)
+            return 1
+    print("self-test passed: every injected model bug was reported as a mismatch")
+    return 0
+
+
 if __name__ == "__main__":
+    if os.environ.get("PYTHONHASHSEED") is None:
+        os.environ["PYTHONHASHSEED"] = "0"
+        os.execv(sys.executable, [sys.executable] + sys.argv)
     sys.exit(main())

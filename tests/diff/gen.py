@@ -10,9 +10,14 @@ type). Every expression is built twice at once: as text with placeholders (#n, :
 as a tuple tree for the model (node shapes in refmodel.py). Placeholders are registered only
 when used, so no request carries an unused name or value (a ValidationException in DynamoDB).
 
+Secondary indexes: gen_index.py makes the tables' random LSIs and GSIs, the values of their key
+attributes (IKEYS, part of ATTRS) and the Query and Scan requests with IndexName.
+
 An Op is one step of the test: `kind` "single" (one request), "query" (a Query followed through
-every page), "scan" (a Scan through every page, compared as a multiset) or "segments" (a parallel
-scan: every segment through every page). `cls` names the class of the op for the skip flags.
+every page), "scan" (a Scan through every page, compared as a multiset), "segments" (a parallel
+scan: every segment through every page), "ddl" (an UpdateTable that creates or deletes a GSI) or
+"settle" (the wait until kura has built the GSI created last). `cls` names the class of the op
+for the skip flags.
 
 Skip flags (Generator.skip) turn off a class of ops whose kura behaviour is known to be wrong, so
 the rest of the test keeps running while the bug is open. See SKIP_FLAGS.
@@ -22,6 +27,7 @@ import base64
 import decimal
 import random
 
+import gen_index
 import gen_invalid
 from gen_expr import Expr, Op, b64, overlaps, render, render_action  # Op: diff_test uses gen.Op
 
@@ -37,7 +43,18 @@ SKIP_FLAGS = {
     "rvoccf": "ReturnValuesOnConditionCheckFailure",
     "nested_update": "update actions on nested paths (a.b, l[i])",
     "projection": "ProjectionExpression",
+    "indexes": "secondary indexes (the tables are created without LSIs and GSIs)",
+    "multi_key_gsi": "GSIs with more than one HASH or RANGE attribute (DynamoDB Local)",
+    "index_reads": "Query and Scan with IndexName (the writes still maintain the indexes)",
+    "online_gsi": "UpdateTable Create and Delete of GSIs on the live tables",
+    "gsi_backfill_violations": "UpdateTable Create of a GSI while an item holds one of its key "
+                               "attributes with the wrong type or empty (DynamoDB leaves such "
+                               "items out of the index)",
 }
+
+# Skipped unless --include-known-bugs: op classes where kura is known to be wrong, so that CI
+# tests the rest. Remove a flag here once its bug is fixed.
+KNOWN_BUGS = {}
 
 # Tables: name, hash key (name, type), range key or None.
 TABLES = [
@@ -76,9 +93,10 @@ UNICODE = ["\u00e9", "\u65e5", "\U0001F600", "\uff21", "a", "\u0000", "\u00ff"]
 # Non-key attributes: name -> type ("any": v).
 ATTRS = {"num": "N", "txt": "S", "uni": "S", "bin": "B", "flag": "BOOL", "nil": "NULL",
          "lst": "L", "doc": "M", "strs": "SS", "nums": "NS", "bins": "BS", "v": "any",
-         "date": "N", "my-attr": "S", "x.y": "N"}
+         "date": "N", "my-attr": "S", "x.y": "N", **gen_index.IKEYS}
 SIZED = ["txt", "bin", "lst", "doc", "strs", "nums", "bins"]  # size() targets (no multibyte S)
-ORDERED = {"num": "N", "txt": "S", "bin": "B", "date": "N", "x.y": "N"}
+ORDERED = {"num": "N", "txt": "S", "bin": "B", "date": "N", "x.y": "N", **gen_index.IKEYS}
+NO_COPY = ("uni", "v", "gs1")  # not copied into other attributes: size() stays on ASCII strings
 
 
 class Generator:
@@ -89,6 +107,11 @@ class Generator:
             if s not in SKIP_FLAGS:
                 raise ValueError("unknown skip flag %r (known: %s)" % (s, ", ".join(SKIP_FLAGS)))
         self.tables = {name: (h, r) for name, h, r in TABLES}
+        self.attrs = list(ATTRS)
+        # {table: [refindex.Index]}: LSIs, then GSIs (diff_test creates the tables with them)
+        self.indexes = gen_index.schemas(seed, TABLES, self.attrs, self.skip)
+        self.ddl_count = 0  # GSIs created by UpdateTable so far (their names: U<n>-...)
+        self.building = None  # [table, index, ops left]: a GSI kura may still be building
 
     # ---- values --------------------------------------------------------------------------
 
@@ -193,8 +216,10 @@ class Generator:
             return {"S": self.unicode()}
         return self.typed(t, depth + 1)
 
-    def attr_value(self, name):
+    def attr_value(self, name, faults=True):
         t = ATTRS[name]
+        if name in gen_index.IKEYS:
+            return gen_index.value(self, name, faults)
         if name == "uni":
             return {"S": self.unicode()}
         return self.typed(t) if t != "any" else self.anyval()
@@ -222,11 +247,12 @@ class Generator:
         h, rk = self.tables[table]
         return {n: dict(src[n]) for n in [h[0]] + ([rk[0]] if rk else [])}
 
-    def item(self, table):
+    def item(self, table, faults=True):
+        """A random item; `faults`: index key attributes may have a wrong type or be empty."""
         it = self.key(table)
         for name in ATTRS:
-            if self.rng.random() < 0.45:
-                it[name] = self.attr_value(name)
+            if self.rng.random() < (0.7 if name in gen_index.IKEYS else 0.45):
+                it[name] = self.attr_value(name, faults)
         return it
 
     def table(self):
@@ -329,27 +355,52 @@ class Generator:
 
     # ---- operations ----------------------------------------------------------------------
 
+    def settle(self):
+        """The op that waits until kura has built the GSI created last, or None."""
+        if self.building is None:
+            return None
+        t, name, _ = self.building
+        self.building = None
+        return Op("settle", "DescribeTable", {"TableName": t}, {"index": name, "create": True},
+                  "online_gsi")
+
     def next_op(self, model):
         r = self.rng
+        if self.building is not None:
+            self.building[2] -= 1
+            if self.building[2] < 0:
+                return self.settle()
         x = r.random()
+        if (x < 0.0005 and "online_gsi" not in self.skip and "indexes" not in self.skip
+                and self.building is None):
+            op = gen_index.ddl(self, model)
+            if op is not None:
+                return op
         if x < 0.06 and "errors" not in self.skip:
             return gen_invalid.invalid(self)
-        if x < 0.24:
+        if x < 0.23:
             return self.put(model)
-        if x < 0.36:
+        if x < 0.32:
             return self.get()
-        if x < 0.62:
+        if x < 0.56:
             return self.update(model)
-        if x < 0.69:
+        if x < 0.63:
             return self.delete()
-        if x < 0.84:
+        indexed = "index_reads" not in self.skip and gen_index.readable(self)
+        if x < 0.73 or (x < 0.87 and not indexed):
             return self.query()
-        if x < 0.87:
+        if x < 0.755:
             return self.scan()
-        if x < 0.88 and "segments" not in self.skip:
+        if x < 0.765 and "segments" not in self.skip:
             return self.segments()
+        if x < 0.845:
+            return gen_index.query(self, model)
+        if x < 0.865 or (x < 0.87 and "segments" in self.skip):
+            return gen_index.scan(self, model)
+        if x < 0.87:
+            return gen_index.scan(self, model, segments=True)
         if "batch" not in self.skip:
-            return self.batch_write() if x < 0.94 else self.batch_get()
+            return self.batch_write() if x < 0.935 else self.batch_get()
         return self.put(model)
 
     def maybe_condition(self, ex, table, req, meta, p=0.4):
@@ -400,6 +451,8 @@ class Generator:
         cur = item.get(name) if item else None
         if r.random() < 0.12:
             return "REMOVE", ("remove", [name])
+        if name in gen_index.IKEYS and r.random() < 0.6:  # add, change, retype a key value
+            return "SET", ("set", [name], ("val", ex.value(self.attr_value(name))))
         if t == "N" or (t == "any" and r.random() < 0.3):
             c = r.random()
             if c < 0.25:
@@ -459,8 +512,8 @@ class Generator:
                 return "REMOVE", ("remove", r.choice([["doc", "y"], ["doc", "deep"],
                                                       ["doc", "deep", "w"]]))
             return "SET", ("set", ["doc", "deep", "z", 0], ("val", ex.value(self.elem(2))))
-        if r.random() < 0.1:  # a copy (not of uni or v: size() stays on ASCII strings)
-            src = r.choice([a for a in ATTRS if a not in ("uni", "v")])
+        if r.random() < 0.1:  # a copy (of another type: a retype)
+            src = r.choice([a for a in ATTRS if a not in NO_COPY])
             return "SET", ("set", [name], ("path", [src]))
         return "SET", ("set", [name], ("val", ex.value(self.attr_value(name))))
 
@@ -473,6 +526,10 @@ class Generator:
         rv = r.choice(["NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW", None])
         nested_ok = "nested_update" not in self.skip
         names = r.sample(list(ATTRS), r.randint(1, 4))
+        ikeys = [n for ix in self.indexes[t] for n in ix.key_names() if n in ATTRS]
+        if ikeys and r.random() < 0.35:  # an action on a key attribute of an index
+            n = r.choice(ikeys)
+            names = names if n in names else names[:3] + [n]
         actions = []
         clauses = {}
         for n in names:
@@ -591,12 +648,13 @@ class Generator:
         n = r.randint(1, 25)
         total = 0
         seen = set()
+        faults = r.random() < 0.15  # a fault in one item refuses the whole batch
         for _ in range(n):
             if total == 25:
                 break
             t = self.table()
             if r.random() < 0.7:
-                item = self.item(t)
+                item = self.item(t, faults)
                 k = key_id(self.tables[t], item)
                 w = {"PutRequest": {"Item": item}}
             else:

@@ -18,6 +18,9 @@ partition on each call, Scan walks every item, sets are plain lists.
 
 Errors are raised as ModelError(type, message). message None means "DynamoDB's exact text is not
 known to the model": the harness then compares only the error type.
+
+Secondary indexes (LSIs, GSIs: the check of their key attributes on every write, Query and Scan
+with IndexName) are in refindex.py.
 """
 
 import base64
@@ -472,10 +475,11 @@ def apply_update(item, values, actions):
 # ---- tables and operations -------------------------------------------------------------------
 
 class Table:
-    def __init__(self, name, hash_key, range_key):
+    def __init__(self, name, hash_key, range_key, indexes=()):
         self.name = name
         self.hash_key = hash_key    # (attribute name, "S" | "N" | "B")
         self.range_key = range_key  # the same, or None
+        self.indexes = list(indexes)  # refindex.Index: the LSIs, then the GSIs
         self.items = {}
 
     def key_attrs(self):
@@ -523,18 +527,26 @@ class Table:
             raise validation(None)  # "Item size has exceeded the maximum allowed size"
         return item
 
+    def check_indexes(self, item):
+        """Every index's check of an item about to be written (after the table's own checks,
+        before any condition), LSIs first."""
+        for ix in self.indexes:
+            ix.check_item(item)
+
 
 class Model:
     """The reference: execute(op, request, meta) -> (ok, response). meta carries the structured
     form of the request's expressions (see gen.py). `bug` names a deliberately injected bug
-    (for --self-test): "limit_off_by_one"."""
+    (for --self-test): "limit_off_by_one", or refindex's "index_not_sparse"."""
 
     def __init__(self, bug=None):
         self.tables = {}
         self.bug = bug
 
-    def create_table(self, name, hash_key, range_key):
-        self.tables[name] = Table(name, hash_key, range_key)
+    def create_table(self, name, hash_key, range_key, indexes=()):
+        for ix in indexes:
+            ix.bug = self.bug
+        self.tables[name] = Table(name, hash_key, range_key, indexes)
 
     def peek(self, table, key):
         """The stored item under key (a valid key of an existing table), or None."""
@@ -572,6 +584,7 @@ class Model:
     def op_PutItem(self, req, meta):
         t = self.table(req["TableName"])
         item = t.check_item(req["Item"])
+        t.check_indexes(item)
         k = t.key_tuple(item)
         old = t.items.get(k)
         self.check_condition(req, meta, old)
@@ -616,6 +629,7 @@ class Model:
         self.check_condition(req, meta, old)
         base = old if old is not None else canon_item(req["Key"])
         new = apply_update(base, req.get("ExpressionAttributeValues", {}), actions)
+        t.check_indexes(new)
         t.items[k] = new
         rv = req.get("ReturnValues", "NONE")
         paths = [a[1] for a in actions]
@@ -651,7 +665,8 @@ class Model:
         resp = {"Count": len(matched), "ScannedCount": len(scanned)}
         if req.get("Select") != "COUNT":
             paths = meta.get("projection")
-            resp["Items"] = [project(r, paths) if paths else copy.deepcopy(r) for r in matched]
+            # (stored items are replaced, never modified, so a response may share them)
+            resp["Items"] = [project(r, paths) if paths else r for r in matched]
         if more and scanned:
             resp["LastEvaluatedKey"] = t.key_of(scanned[-1])
         return resp
@@ -664,6 +679,8 @@ class Model:
 
     def op_Query(self, req, meta):
         t = self.table(req["TableName"])
+        if "IndexName" in req:
+            return refindex.query(self, t, req, meta)
         values = req.get("ExpressionAttributeValues", {})
         hname, htype = t.hash_key
         hv = canon_value(values[meta["key_hash"]])
@@ -694,11 +711,18 @@ class Model:
         """The whole table in key order. The harness compares Scan results as multisets of the
         union of all pages, so the order and page boundaries chosen here do not matter."""
         t = self.table(req["TableName"])
+        if "IndexName" in req:
+            return refindex.scan(self, t, req, meta)
         rows = sorted(t.items.values(), key=t.key_tuple)
         if "TotalSegments" in req:
             n, seg = req["TotalSegments"], req["Segment"]
             rows = [r for r in rows if zlib.crc32(repr(t.key_tuple(r)).encode()) % n == seg]
         return self.page(t, req, meta, rows)
+
+    # Secondary indexes on a live table
+
+    def op_UpdateTable(self, req, meta):
+        return refindex.update_table(self, self.table(req["TableName"]), req, meta)
 
     # Batches
 
@@ -710,6 +734,7 @@ class Model:
             for r in reqs:
                 if "PutRequest" in r:
                     item = t.check_item(r["PutRequest"]["Item"])
+                    t.check_indexes(item)
                     k = t.key_tuple(item)
                 else:
                     item = None
@@ -754,3 +779,7 @@ class _BodyError(ModelError):
 
     def body(self):
         return self._body
+
+
+# refindex builds on the helpers above (and Model calls it), so it is imported last.
+import refindex  # noqa: E402
