@@ -18,6 +18,7 @@
 #define BENCH_MAX_ENGINES 8
 #define BENCH_MAX_WORKLOADS 32
 #define BENCH_MAX_THREADS 64
+#define BENCH_MAX_EXTRAS 32
 
 struct bench_engine;
 struct bench_workload;
@@ -39,6 +40,11 @@ typedef struct bench_config {
     uint32_t memtable_mb;
     uint32_t cache_mb;
     uint64_t seed;
+    /* the index workloads (bench/index.h) */
+    uint64_t backfill_num; /* items loaded before the backfill's CreateIndex */
+    uint32_t lag_gsis;     /* GSIs of gsi_lag's table */
+    uint32_t lag_seconds;  /* length of each open-loop phase of gsi_lag */
+    bool gsi_keys_only;    /* GSIs project KEYS_ONLY instead of ALL */
     const char *dir;       /* parent of the per-run database directories */
     const char *json_path; /* NULL: no JSON file */
     const char *command;   /* the command line, for the report; owned by main.c */
@@ -50,6 +56,14 @@ typedef enum bench_run_state {
     BENCH_RUN_SKIPPED, /* not applicable to this engine (reason in `error`) */
     BENCH_RUN_FAILED,  /* the error, or how the child process died, is in `error` */
 } bench_run_state;
+
+/* A figure a workload reports beyond the common ones (the index workloads' lag percentiles,
+ * drain time, backfill rate...): a name of at most 31 bytes and its value. A workload
+ * reports the same names in the same order in every round; medians are taken name by name. */
+typedef struct bench_extra {
+    char name[32];
+    double value;
+} bench_extra;
 
 /* The figures of one (repeat, engine, workload). */
 typedef struct bench_run {
@@ -64,6 +78,8 @@ typedef struct bench_run {
     double p50_us, p99_us;   /* per-operation latency */
     uint64_t bytes_on_disk;  /* the engine's directory after it was closed */
     uint64_t peak_rss_bytes; /* VmHWM of the process that ran the workload */
+    uint32_t nextras;
+    bench_extra extras[BENCH_MAX_EXTRAS];
     char error[256];
 } bench_run;
 

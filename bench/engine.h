@@ -31,6 +31,9 @@
 
 typedef struct bench_db bench_db;
 typedef struct bench_sess bench_sess;
+struct bench_workload;
+struct bench_config;
+struct bench_run;
 typedef struct bench_it bench_it;
 
 /* The write-buffer budget of the `recover` workload's writer: it writes ~64 MiB of values
@@ -89,6 +92,10 @@ typedef struct bench_engine {
     /* Item-level pseudo-engines (bench/items.h) have only this, and run only the item
      * workloads; NULL for the key/value engines. */
     const struct bench_item_api *items;
+    /* kura-capi only: runs a secondary-index workload (bench/index/index.h) with the contract
+     * of bench_workload_run; NULL for every other engine. */
+    kura_status (*index_run)(const struct bench_workload *wl, const struct bench_config *cfg,
+                             uint32_t repeat, const char *dir, struct bench_run *run_out);
 } bench_engine;
 
 /* Every engine name kura-bench knows, compiled in or not, in report order. */

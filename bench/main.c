@@ -31,12 +31,15 @@ static void usage(FILE *out)
             "usage: kura-bench [--engines=LIST] [--workloads=LIST] [--num=N] [--key-size=B]\n"
             "                  [--value-size=B] [--threads=T] [--repeat=R] [--dir=DIR]\n"
             "                  [--json=FILE] [--sync-num=N] [--partitions=P]\n"
-            "                  [--memtable-mb=M] [--cache-mb=C] [--seed=S] [--quiet]\n\n"
+            "                  [--memtable-mb=M] [--cache-mb=C] [--seed=S] [--quiet]\n"
+            "                  [--backfill-num=N] [--lag-gsis=G] [--lag-seconds=S]\n"
+            "                  [--gsi-projection=all|keys]\n\n"
             "Runs storage workloads against kura and its peers and reports ops/s, MB/s, p50\n"
             "and p99 latency, bytes on disk and peak RSS, as tables and as JSON.\n\n"
             "  --engines=LIST     comma-separated; 'all' = every key/value engine compiled in\n"
             "                     (default); 'items' = kura-raw,kura-capi,kura-json, the\n"
-            "                     item-level ways into kura for putitem,getitem,query,updateitem\n"
+            "                     item-level ways into kura for putitem,getitem,query,updateitem;\n"
+            "                     the index workloads run on kura-capi alone\n"
             "  --workloads=LIST   comma-separated, run in order (default: the list below)\n"
             "  --num=N            keys 0..N-1 and ops of fills/reads (default 1000000)\n"
             "  --key-size=B       key bytes: the index, zero-padded decimal (default 16)\n"
@@ -52,6 +55,12 @@ static void usage(FILE *out)
             "  --memtable-mb=M    memtable/write-buffer budget of each engine (default 64)\n"
             "  --cache-mb=C       block/page cache of each engine (default 32)\n"
             "  --seed=S           random seed; the same seed gives the same keys (default 301)\n"
+            "  --backfill-num=N   backfill: items loaded before the GSI is created (default\n"
+            "                     1000000)\n"
+            "  --lag-gsis=G       gsi_lag: GSIs of its table, 1..5 (default 5)\n"
+            "  --lag-seconds=S    gsi_lag: seconds of each open-loop phase (default 10)\n"
+            "  --gsi-projection=P index workloads: the GSIs project 'all' attributes\n"
+            "                     (default) or 'keys' (KEYS_ONLY)\n"
             "  --quiet            no progress lines on stderr, except for runs that failed\n"
             "  --help             this text\n\n"
             "Workloads (the default list is all of them, in this order):\n");
@@ -172,7 +181,7 @@ static int parse_workloads(const char *arg, bench_config *cfg)
     return 0;
 }
 
-enum { OPT_ENGINES = 256, OPT_WORKLOADS, OPT_DIR, OPT_JSON, OPT_QUIET, OPT_HELP };
+enum { OPT_ENGINES = 256, OPT_WORKLOADS, OPT_DIR, OPT_JSON, OPT_QUIET, OPT_PROJECTION, OPT_HELP };
 
 /* The numeric flags: option code, name, range, and where the value goes. */
 typedef struct num_flag {
@@ -193,6 +202,9 @@ static num_flag num_flags[] = {
     {'m', "memtable-mb", 1, 65536, 64},
     {'c', "cache-mb", 1, 65536, 32},
     {'S', "seed", 0, UINT64_MAX, 301},
+    {'B', "backfill-num", 1, 1000000000ull, 1000000},
+    {'G', "lag-gsis", 1, 5, 5},
+    {'L', "lag-seconds", 1, 3600, 10},
 };
 #define NUM_FLAGS (sizeof num_flags / sizeof num_flags[0])
 
@@ -207,7 +219,7 @@ static uint64_t flag_value(int code)
 /* Parses argv into cfg; returns 0, or the exit status (2 usage, -1 = --help done). */
 static int parse_args(int argc, char **argv, bench_config *cfg)
 {
-    struct option opts[NUM_FLAGS + 7];
+    struct option opts[NUM_FLAGS + 8];
     size_t no = 0;
     for (size_t i = 0; i < NUM_FLAGS; i++)
         opts[no++] = (struct option){num_flags[i].name, required_argument, NULL, num_flags[i].code};
@@ -216,6 +228,7 @@ static int parse_args(int argc, char **argv, bench_config *cfg)
     opts[no++] = (struct option){"dir", required_argument, NULL, OPT_DIR};
     opts[no++] = (struct option){"json", required_argument, NULL, OPT_JSON};
     opts[no++] = (struct option){"quiet", no_argument, NULL, OPT_QUIET};
+    opts[no++] = (struct option){"gsi-projection", required_argument, NULL, OPT_PROJECTION};
     opts[no++] = (struct option){"help", no_argument, NULL, OPT_HELP};
     opts[no] = (struct option){NULL, 0, NULL, 0};
     const char *engines = "all", *workloads = DEFAULT_WORKLOADS;
@@ -229,6 +242,11 @@ static int parse_args(int argc, char **argv, bench_config *cfg)
         case OPT_DIR: cfg->dir = optarg; break;
         case OPT_JSON: cfg->json_path = optarg; break;
         case OPT_QUIET: cfg->quiet = true; break;
+        case OPT_PROJECTION:
+            if (strcmp(optarg, "all") != 0 && strcmp(optarg, "keys") != 0)
+                return bad_usage("--gsi-projection is 'all' or 'keys', not '%s'", optarg);
+            cfg->gsi_keys_only = strcmp(optarg, "keys") == 0;
+            break;
         case OPT_HELP: usage(stdout); return -1;
         case '?': return bad_usage("bad flag '%s'", argv[optind - 1]);
         default:
@@ -252,6 +270,9 @@ static int parse_args(int argc, char **argv, bench_config *cfg)
     cfg->memtable_mb = (uint32_t)flag_value('m');
     cfg->cache_mb = (uint32_t)flag_value('c');
     cfg->seed = flag_value('S');
+    cfg->backfill_num = flag_value('B');
+    cfg->lag_gsis = (uint32_t)flag_value('G');
+    cfg->lag_seconds = (uint32_t)flag_value('L');
     if (!bench_key_fits(cfg->key_size, cfg->num))
         return bad_usage("--key-size is too small to hold the indexes below --num and the "
                          "missing keys (need one byte more than the digits)%s", "");

@@ -65,6 +65,16 @@ void bench_report_median(const bench_config *cfg, const bench_run *runs, size_t 
     out->field = (uint64_t)(rp_median(v, n) + 0.5);
     RP_U64S(RP_MEDIAN_)
 #undef RP_MEDIAN_
+    /* the extras, name by name (a workload reports the same names in every round) */
+    out->nextras = ok[0]->nextras;
+    for (uint32_t x = 0; x < out->nextras; x++) {
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++)
+            if (x < ok[i]->nextras && !strcmp(ok[i]->extras[x].name, ok[0]->extras[x].name))
+                v[m++] = ok[i]->extras[x].value;
+        out->extras[x] = ok[0]->extras[x];
+        out->extras[x].value = rp_median(v, m);
+    }
     out->threads = ok[0]->threads;
     out->state = BENCH_RUN_OK;
 }
@@ -123,6 +133,9 @@ static void rp_table_row(FILE *out, const char *name, const bench_workload *wl,
             m->ops_per_sec, m->mb_per_sec, m->p50_us, m->p99_us, m->seconds,
             (double)m->bytes_on_disk / 1048576.0, (double)m->peak_rss_bytes / 1048576.0, found,
             ratio);
+    for (uint32_t x = 0; x < m->nextras; x++) /* three to a line */
+        fprintf(out, "%s%-24s %12.3f%s", x % 3 ? "  " : "          ", m->extras[x].name,
+                m->extras[x].value, x % 3 == 2 || x + 1 == m->nextras ? "\n" : "");
 }
 
 void bench_report_table(FILE *out, const bench_config *cfg, const bench_run *runs)
@@ -137,7 +150,10 @@ void bench_report_table(FILE *out, const bench_config *cfg, const bench_run *run
             bench_report_median(cfg, runs, e, w, &med[e]);
         if (ki >= 0)
             kura = med[ki];
-        if (item)
+        if (bench_wl_is_index(wl->kind))
+            fprintf(out, "\n== %s: secondary indexes (bench/index/index.h), median of %u "
+                         "run%s ==\n", wl->name, cfg->repeat, cfg->repeat == 1 ? "" : "s");
+        else if (item)
             fprintf(out, "\n== %s: DynamoDB-shaped items (~400 bytes), 1 thread, median of %u "
                          "run%s ==\n", wl->name, cfg->repeat, cfg->repeat == 1 ? "" : "s");
         else
@@ -151,7 +167,8 @@ void bench_report_table(FILE *out, const bench_config *cfg, const bench_run *run
             rp_table_row(out, cfg->engines[e]->name, wl, &med[e], ki >= 0 ? &kura : NULL);
     }
     fprintf(out, "\nvs kura = the engine's ops/s / kura's (above 1.00x: faster than kura); "
-                 "vs raw (item workloads) = ops/s / kura-raw's. "
+                 "vs raw (item workloads) = ops/s / kura-raw's; index workloads: the lines "
+                 "under a row are its extra figures (bench/index/index.h). "
                  "MB/s = (key + value bytes) x ops / s; compact: bytes on disk before it / s; "
                  "recover: bytes written before the crash / s to reopen.\n");
 }
@@ -167,6 +184,12 @@ static void rp_json_figures(bench_json *j, const bench_run *run)
     bj_u64(j, "peak_rss_bytes", run->peak_rss_bytes);
     bj_double(j, "seconds", run->seconds);
     bj_u64(j, "found", run->found);
+    if (run->nextras > 0) {
+        bj_object_begin(j, "extras");
+        for (uint32_t x = 0; x < run->nextras; x++)
+            bj_double(j, run->extras[x].name, run->extras[x].value);
+        bj_object_end(j);
+    }
 }
 
 static void rp_json_machine(bench_json *j, const bench_machine *m)
@@ -204,6 +227,10 @@ static void rp_json_settings(bench_json *j, const bench_config *cfg)
     bj_u64(j, "memtable_mb", cfg->memtable_mb);
     bj_u64(j, "cache_mb", cfg->cache_mb);
     bj_u64(j, "seed", cfg->seed);
+    bj_u64(j, "backfill_num", cfg->backfill_num);
+    bj_u64(j, "lag_gsis", cfg->lag_gsis);
+    bj_u64(j, "lag_seconds", cfg->lag_seconds);
+    bj_string(j, "gsi_projection", cfg->gsi_keys_only ? "keys" : "all");
     bj_string(j, "dir", cfg->dir);
     bj_object_begin(j, "engine_settings");
     for (size_t e = 0; e < cfg->nengines; e++) {

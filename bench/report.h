@@ -11,13 +11,17 @@
  *   {"machine": {"cpu_model", "cores", "mem_bytes", "kernel", "fs", "date", "load_avg_1m"},
  *    "settings": {"command", "engines": [..], "workloads": [..], "num", "key_size",
  *                 "value_size", "threads", "repeat", "sync_num", "partitions",
- *                 "memtable_mb", "cache_mb", "seed", "dir", "engine_settings": {name: ..}},
+ *                 "memtable_mb", "cache_mb", "seed", "backfill_num", "lag_gsis",
+ *                 "lag_seconds", "gsi_projection", "dir", "engine_settings": {name: ..}},
  *    "results": [{"engine", "workload", "threads", "num", "ops_per_sec", "mb_per_sec",
  *                 "p50_us", "p99_us", "bytes_on_disk", "peak_rss_bytes", "seconds",
- *                 "found", "runs": [{"repeat", the same figures ...}]}],
+ *                 "found", ["extras": {name: value}], "runs": [{"repeat", the same
+ *                 figures ...}]}],
  *    "skipped": [{"engine", "workload", "reason"}],
  *    "errors": [{"engine", "workload", "repeat", "error"}]}
  * "num" is the median number of operations timed; "runs" holds the successful runs.
+ * "extras" (only workloads that report some, bench.h's bench_extra: the index workloads) holds
+ * the median of each extra figure, and each run its own.
  */
 #ifndef KURA_BENCH_REPORT_H
 #define KURA_BENCH_REPORT_H

@@ -13,6 +13,7 @@
  */
 #include "bench/workloads.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,20 +26,27 @@
 #include "util/thread.h"
 
 const bench_workload bench_workloads[] = {
-    {"fillseq", BENCH_WL_FILL_SEQ, true, false, false, "--num puts in key order, fresh db"},
-    {"fillrandom", BENCH_WL_FILL_RANDOM, true, false, true, "--num random puts, fresh db"},
-    {"overwrite", BENCH_WL_FILL_RANDOM, false, false, true, "--num random puts, existing db"},
-    {"readrandom", BENCH_WL_READ, false, false, true, "--num gets of random keys"},
-    {"readmissing", BENCH_WL_READ_MISSING, false, false, true, "--num gets of absent keys"},
-    {"seekrandom", BENCH_WL_SEEK, false, false, true, "max(num/10,1000) seeks + 10 nexts"},
-    {"readseq", BENCH_WL_SCAN, false, false, false, "one full scan from the first key"},
-    {"compact", BENCH_WL_COMPACT, false, false, false, "one full compaction"},
-    {"fillsync", BENCH_WL_FILL_RANDOM, true, true, true, "--sync-num durable puts, fresh db"},
-    {"recover", BENCH_WL_RECOVER, true, false, false, "reopen after SIGKILL, 64 MiB in WAL"},
-    {"putitem", BENCH_WL_ITEM_PUT, true, false, false, "--num PutItems of ~400-byte items"},
-    {"getitem", BENCH_WL_ITEM_GET, false, false, false, "--num GetItems of random items"},
-    {"query", BENCH_WL_ITEM_QUERY, false, false, false, "num/20 Queries of 20 items"},
-    {"updateitem", BENCH_WL_ITEM_UPDATE, false, false, false, "--num SET n = n + :one"},
+    {"fillseq", BENCH_WL_FILL_SEQ, true, false, false, "--num puts in key order, fresh db", 0},
+    {"fillrandom", BENCH_WL_FILL_RANDOM, true, false, true, "--num random puts, fresh db", 0},
+    {"overwrite", BENCH_WL_FILL_RANDOM, false, false, true, "--num random puts, existing db", 0},
+    {"readrandom", BENCH_WL_READ, false, false, true, "--num gets of random keys", 0},
+    {"readmissing", BENCH_WL_READ_MISSING, false, false, true, "--num gets of absent keys", 0},
+    {"seekrandom", BENCH_WL_SEEK, false, false, true, "max(num/10,1000) seeks + 10 nexts", 0},
+    {"readseq", BENCH_WL_SCAN, false, false, false, "one full scan from the first key", 0},
+    {"compact", BENCH_WL_COMPACT, false, false, false, "one full compaction", 0},
+    {"fillsync", BENCH_WL_FILL_RANDOM, true, true, true, "--sync-num durable puts, fresh db", 0},
+    {"recover", BENCH_WL_RECOVER, true, false, false, "reopen after SIGKILL, 64 MiB in WAL", 0},
+    {"putitem", BENCH_WL_ITEM_PUT, true, false, false, "--num PutItems of ~400-byte items", 0},
+    {"getitem", BENCH_WL_ITEM_GET, false, false, false, "--num GetItems of random items", 0},
+    {"query", BENCH_WL_ITEM_QUERY, false, false, false, "num/20 Queries of 20 items", 0},
+    {"updateitem", BENCH_WL_ITEM_UPDATE, false, false, false, "--num SET n = n + :one", 0},
+    {"putitem_gsi0", BENCH_WL_IDX_PUT, true, false, false, "--num PutItems, table, no GSI", 0},
+    {"putitem_gsi2", BENCH_WL_IDX_PUT, true, false, false, "the same with 2 GSIs", 2},
+    {"putitem_gsi5", BENCH_WL_IDX_PUT, true, false, false, "the same with 5 GSIs", 5},
+    {"query_base", BENCH_WL_IDX_QUERY_BASE, false, false, false, "num/20 Queries of the table", 0},
+    {"query_gsi", BENCH_WL_IDX_QUERY_GSI, false, false, false, "num/20 Queries of GSI by_grp", 0},
+    {"gsi_lag", BENCH_WL_IDX_LAG, true, false, false, "GSI lag at 50%/90% of max writes", 0},
+    {"backfill", BENCH_WL_IDX_BACKFILL, true, false, false, "new GSI on --backfill-num items", 0},
 };
 const size_t bench_nworkloads = sizeof bench_workloads / sizeof bench_workloads[0];
 
@@ -52,6 +60,8 @@ const bench_workload *bench_workload_find(const char *name)
 
 const char *bench_workload_skip_reason(const bench_workload *wl, const bench_engine *e)
 {
+    if (bench_wl_is_index(wl->kind) && e->index_run == NULL)
+        return "index workloads run on kura-capi (the C API)";
     if (bench_wl_is_item(wl->kind) && e->items == NULL)
         return "item workloads run on kura-raw, kura-capi and kura-json";
     if (!bench_wl_is_item(wl->kind) && e->items != NULL)
@@ -84,6 +94,16 @@ void bench_run_finish(bench_run *run)
     double s = run->seconds > 0 ? run->seconds : 1e-9;
     run->ops_per_sec = (double)run->ops / s;
     run->mb_per_sec = (double)run->bytes / s / (1024.0 * 1024.0);
+}
+
+void bench_run_extra(bench_run *run, const char *name, double value)
+{
+    assert(run->nextras < BENCH_MAX_EXTRAS);
+    if (run->nextras >= BENCH_MAX_EXTRAS)
+        return;
+    bench_extra *x = &run->extras[run->nextras++];
+    snprintf(x->name, sizeof x->name, "%s", name);
+    x->value = value;
 }
 
 /* One worker thread's inputs and results. */
@@ -391,6 +411,8 @@ kura_status bench_workload_run(const bench_workload *wl, const bench_engine *e,
 {
     if (wl->kind == BENCH_WL_RECOVER)
         return bench_recover_run(wl, e, cfg, dir, run_out);
+    if (bench_wl_is_index(wl->kind))
+        return e->index_run(wl, cfg, repeat, dir, run_out);
     if (bench_wl_is_item(wl->kind))
         return bench_items_run(wl, e, cfg, repeat, dir, run_out);
     bench_engine_opts o;

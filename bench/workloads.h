@@ -19,6 +19,8 @@
  *   fillsync     --sync-num durable puts of random keys (fresh, --threads)
  *   recover      seconds to reopen after a SIGKILL with ~64 MiB in the WAL (recover.c)
  *   putitem, getitem, query, updateitem: item level, see bench/items.h
+ *   putitem_gsi0, putitem_gsi2, putitem_gsi5, query_base, query_gsi, gsi_lag, backfill:
+ *                secondary indexes, see bench/index.h
  */
 #ifndef KURA_BENCH_WORKLOADS_H
 #define KURA_BENCH_WORKLOADS_H
@@ -46,11 +48,22 @@ typedef enum bench_wl_kind {
     BENCH_WL_ITEM_GET,
     BENCH_WL_ITEM_QUERY,
     BENCH_WL_ITEM_UPDATE,
+    /* secondary indexes (bench/index.h): only the kura-capi engine */
+    BENCH_WL_IDX_PUT,
+    BENCH_WL_IDX_QUERY_BASE,
+    BENCH_WL_IDX_QUERY_GSI,
+    BENCH_WL_IDX_LAG,
+    BENCH_WL_IDX_BACKFILL,
 } bench_wl_kind;
 
 static inline bool bench_wl_is_item(int kind)
 {
     return kind >= BENCH_WL_ITEM_PUT;
+}
+
+static inline bool bench_wl_is_index(int kind)
+{
+    return kind >= BENCH_WL_IDX_PUT;
 }
 
 typedef struct bench_workload {
@@ -60,6 +73,7 @@ typedef struct bench_workload {
     bool sync;        /* every write durable before it returns */
     bool threaded;    /* runs on --threads threads (else on one) */
     const char *help; /* one line for --help */
+    uint32_t gsis;    /* putitem_gsiN: the GSIs of its table */
 } bench_workload;
 
 extern const bench_workload bench_workloads[];
@@ -91,5 +105,9 @@ kura_status bench_recover_run(const bench_workload *wl, const bench_engine *e,
 
 /* Fills the rate figures of *run from ops, bytes and seconds. */
 void bench_run_finish(bench_run *run);
+
+/* Appends the figure (name, value) to run's extras (bench.h); past BENCH_MAX_EXTRAS it is
+ * dropped (a programmer error: assert). `name` is cut to 31 bytes. */
+void bench_run_extra(bench_run *run, const char *name, double value);
 
 #endif

@@ -7,13 +7,18 @@
 #   scripts/bench.sh --repeat=3                   medians of 3 runs (~20 min instead of ~7)
 #   scripts/bench.sh --num=100000                 a quick run
 #   scripts/bench.sh --engines=rocksdb,leveldb    peers only
+#   SUITE=index scripts/bench.sh                  the secondary-index workloads (~5 min)
 # Environment:
+#   SUITE      core (default): the storage-core comparison; index: the secondary-index
+#              workloads on kura-capi (bench/index/index.h, docs/BENCHMARKS.md "Secondary
+#              indexes"), 3 rounds
 #   BUILD_DIR  the CMake build directory (default: build). It must be a Release build
 #              without sanitizers; a missing one is configured as such.
 #   BENCH_DIR  where the databases are made (default: $BUILD_DIR/bench/data). Use a real
 #              disk file system, not tmpfs: fillsync and recover measure the disk.
 #
-# Writes $BUILD_DIR/bench/bench-<UTC time>.{txt,json} and points latest.{txt,json} at them.
+# Writes $BUILD_DIR/bench/bench-<UTC time>.{txt,json} (SUITE=index: index-<UTC time>) and
+# points latest.{txt,json} at them.
 # Exit status: kura-bench's (0 all runs succeeded, 1 some run failed, 2 bad flags).
 set -euo pipefail
 
@@ -44,13 +49,28 @@ base=$out/bench-$stamp
 # --num keys of overwrite; fillsync and recover start fresh databases of their own. One
 # repeat: on the 2-core machine a 5-engine run at 1M keys takes ~7 minutes, two thirds of it
 # SQLite's one-transaction-per-write fills; --repeat=3 gives medians in ~20 minutes.
+#
+# The index suite: what GSIs cost PutItem (0, 2, 5 GSIs), Query of a GSI against one of the
+# table, GSI lag at 50% and 90% of the maximum write rate, a backfill of 1M items; ~100 s a
+# round at --num=500000.
+case ${SUITE:-core} in
+core)
+    standard=(--engines=all
+              --workloads=fillseq,fillrandom,overwrite,readrandom,readmissing,seekrandom,readseq,compact,fillsync,recover
+              --num=1000000 --key-size=16 --value-size=100 --threads=1 --repeat=1
+              --sync-num=20000 --partitions=4 --memtable-mb=64 --cache-mb=32 --seed=301) ;;
+index)
+    base=$out/index-$stamp
+    standard=(--engines=kura-capi
+              --workloads=putitem_gsi0,putitem_gsi2,putitem_gsi5,query_base,query_gsi,gsi_lag,backfill
+              --num=500000 --backfill-num=1000000 --lag-gsis=5 --lag-seconds=10
+              --gsi-projection=all --repeat=3 --partitions=4 --memtable-mb=64 --cache-mb=32
+              --seed=301) ;;
+*) echo "bench.sh: SUITE is core or index, not '$SUITE'" >&2; exit 2 ;;
+esac
 set +e
-"$build/bin/kura-bench" \
-    --engines=all \
-    --workloads=fillseq,fillrandom,overwrite,readrandom,readmissing,seekrandom,readseq,compact,fillsync,recover \
-    --num=1000000 --key-size=16 --value-size=100 --threads=1 --repeat=1 \
-    --sync-num=20000 --partitions=4 --memtable-mb=64 --cache-mb=32 --seed=301 \
-    --dir="$data" --json="$base.json" "$@" | tee "$base.txt"
+"$build/bin/kura-bench" "${standard[@]}" --dir="$data" --json="$base.json" "$@" \
+    | tee "$base.txt"
 status=${PIPESTATUS[0]}
 set -e
 

@@ -9,6 +9,13 @@ engines of that file to "ENGINE (LABEL)", e.g. a kura-only run with --partitions
   PREFIX-throughput.png  ops/s per engine per workload (log scale), and the seconds of
                          compact and recover
   PREFIX-latency.png     p50 and p99 per engine per workload (log scale)
+kura-bench files of the index workloads (bench/index/index.h; SUITE=index scripts/bench.sh;
+the rounds of several files are pooled):
+  PREFIX-throughput.png  PutItem with 0, 2 and 5 GSIs (the applier's catching up included,
+                         and the acknowledgements alone), Query of the table and of the GSI,
+                         the backfill against the fill of the same items; a dot per round
+  PREFIX-lag.png         GSI lag p50, p99 and max at 50% and 90% of the maximum write rate,
+                         a dot per round, with the targets
 kura-http-bench files (scripts/bench_http.sh's combined files; the rounds of several are
 pooled, as bench/http/http_tables.py pools them):
   PREFIX-throughput.png  req/s per server per workload at each connection count, with
@@ -44,7 +51,8 @@ except ImportError:
 
 TIMED = ("compact", "recover")  # one operation each: seconds, not ops/s
 PEER = http_tables.PEER
-OPS = {"put": "PutItem", "get": "GetItem", "query": "Query", "load": "load"}
+OPS = {"put": "PutItem", "get": "GetItem", "query": "Query", "query_gsi": "Query (GSI)",
+       "load": "load"}
 # kura in blues, every peer in a colour of its own, the same in every chart
 COLORS = {"kura": "#1f4e9c", "kura-sync": "#6f9bd8", "kura-relaxed": "#1f4e9c",
           "kura-raw": "#1f4e9c", "kura-capi": "#4f7fc8", "kura-json": "#9dbbe8",
@@ -215,6 +223,112 @@ def kv_charts(specs, out):
 
 
 # ---------------------------------------------------------------------------------------
+# kura-bench, index workloads
+
+INDEX_WLS = ("putitem_gsi0", "putitem_gsi2", "putitem_gsi5", "query_base", "query_gsi",
+             "gsi_lag", "backfill")
+
+
+def is_index(paths):
+    for p in paths:
+        with open(p) as f:
+            d = json.load(f)
+        if any(r["workload"] in INDEX_WLS for r in d["results"]):
+            return True
+    return False
+
+
+def index_rounds(paths):
+    """[{workload: run}] per round of every file (kura-capi), and the first machine."""
+    out, machine = [], None
+    for p in paths:
+        with open(p) as f:
+            d = json.load(f)
+        machine = machine or d["machine"]
+        runs = {r["workload"]: {x["repeat"]: x for x in r["runs"]}
+                for r in d["results"] if r["engine"] == "kura-capi"}
+        for rep in sorted({k for w in runs.values() for k in w}):
+            out.append({w: runs[w][rep] for w in runs if rep in runs[w]})
+    return out, machine
+
+
+def bars_with_rounds(ax, labels, series, colors):
+    """One bar per label at the median of its rounds (None: no bar), the rounds as dots."""
+    for i, (label, vals, c) in enumerate(zip(labels, series, colors)):
+        vals = [v for v in vals if v is not None]
+        if not vals:
+            continue
+        med = http_tables.median(vals)
+        ax.bar(i, med, 0.7, color=c, alpha=0.85)
+        ax.scatter([i + 0.12 * ((n % 3) - 1) for n in range(len(vals))], vals, s=12,
+                   color="black", zorder=3)
+        ax.annotate(human(med) if med >= 1000 else "%.3g" % med, (i, med), ha="center",
+                    va="bottom", fontsize=7,
+                    xytext=(0, 2), textcoords="offset points")
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels(labels, fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    ax.yaxis.set_major_formatter(FuncFormatter(human))
+
+
+def index_charts(paths, out):
+    rs, m = index_rounds(paths)
+    note = "%d round%s; %s, %s cores" % (len(rs), "" if len(rs) == 1 else "s",
+                                         m["cpu_model"], m["cores"])
+
+    def get(w, f):
+        return [f(r[w]) if w in r else None for r in rs]
+
+    def ext(name):
+        return lambda run: run.get("extras", {}).get(name)
+
+    fig, (ax, ax2, ax3) = plt.subplots(1, 3, figsize=(13, 4.6),
+                                       gridspec_kw={"width_ratios": [3, 1.4, 1.4]})
+    labels, series, colors = [], [], []
+    for n in ("0", "2", "5"):
+        w = "putitem_gsi" + n
+        labels += ["%s GSIs" % n, "%s GSIs\nacks only" % n]
+        series += [get(w, lambda x: x["ops_per_sec"]), get(w, ext("ack_ops_per_sec"))]
+        colors += [COLORS["kura"], COLORS["kura-json"]]
+    bars_with_rounds(ax, labels, series, colors)
+    ax.set_ylabel("PutItem per second (linear)")
+    ax.set_title("PutItem, 1 thread: GSIs (ALL) applied before the clock stops,\n"
+                 "and the acknowledgements alone", fontsize=9)
+    bars_with_rounds(ax2, ["table", "GSI by_grp"],
+                     [get("query_base", lambda x: x["ops_per_sec"]),
+                      get("query_gsi", lambda x: x["ops_per_sec"])],
+                     [COLORS["kura"], COLORS["kura-capi"]])
+    ax2.set_ylabel("Queries (20 items) per second")
+    ax2.set_title("Query, the same 20 items", fontsize=9)
+    bars_with_rounds(ax3, ["PutItem fill", "backfill"],
+                     [get("backfill", ext("fill_per_sec")),
+                      get("backfill", lambda x: x["ops_per_sec"])],
+                     [COLORS["kura"], COLORS["kura-capi"]])
+    ax3.set_ylabel("items per second")
+    ax3.set_title("A GSI built on a loaded table", fontsize=9)
+    fig.suptitle("Secondary indexes, " + note, fontsize=10)
+    save(fig, out + "-throughput.png")
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.4), sharey=True)
+    for ax, pct in zip(axes, ("50", "90")):
+        stats = ("p50", "p99", "max")
+        bars_with_rounds(ax, stats, [get("gsi_lag", ext("lag%s_%s_ms" % (pct, st)))
+                                     for st in stats],
+                         [COLORS["kura"], COLORS["kura-capi"], COLORS["kura-json"]])
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(human))
+        ax.set_title("GSI lag at %s%% of the maximum write rate" % pct, fontsize=9)
+        if pct == "50":
+            ax.set_ylabel("milliseconds from acknowledgement to applied (log)")
+            for y, x0, text in ((10, 1, "p99 < 10 ms"), (100, 2, "max < 100 ms")):
+                ax.hlines(y, x0 - 0.4, x0 + 0.4, color="black", lw=0.9, ls="--")
+                ax.annotate("target " + text, (x0 - 0.4, y), fontsize=7, xytext=(0, 2),
+                            textcoords="offset points")
+    fig.suptitle("GSI lag, open loop, a dot per round; " + note, fontsize=10)
+    save(fig, out + "-lag.png")
+
+
+# ---------------------------------------------------------------------------------------
 # kura-http-bench
 
 
@@ -363,7 +477,13 @@ def main():
             print("plot_bench.py: give kura-bench or kura-http-bench files, not both",
                   file=sys.stderr)
             return 1
-        (http_charts if kinds.pop() else kv_charts)(a.inputs, a.out)
+        if kinds.pop():
+            http_charts(a.inputs, a.out)
+        elif is_index([p.rsplit(":", 1)[0] if ":" in os.path.basename(p) else p
+                       for p in a.inputs]):
+            index_charts(a.inputs, a.out)
+        else:
+            kv_charts(a.inputs, a.out)
     except (OSError, ValueError, KeyError) as e:
         print("plot_bench.py: %s" % e, file=sys.stderr)
         return 1

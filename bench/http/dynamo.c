@@ -44,6 +44,7 @@ void hb_reqgen_init(hb_reqgen *g, const struct sockaddr_in *addr, const char *ta
     inet_ntop(AF_INET, &addr->sin_addr, ip, sizeof ip);
     snprintf(g->host, sizeof g->host, "%s:%u", ip, ntohs(addr->sin_port));
     snprintf(g->table, sizeof g->table, "%s", table);
+    g->gsi = false;
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);
@@ -60,6 +61,7 @@ const char *hb_op_target(hb_op op)
     case HB_OP_GET:
         return "GetItem";
     case HB_OP_QUERY:
+    case HB_OP_QUERY_GSI:
         return "Query";
     default:
         return "ListTables";
@@ -114,7 +116,10 @@ bool hb_req_item(const hb_reqgen *g, hb_op op, uint64_t index, kbuf *out)
         bench_item_fields_make(index, &f);
         EVP_EncodeBlock((unsigned char *)b64, f.data, (int)sizeof f.data);
         p = PUT_PIECES(p, "{\"TableName\":\"", g->table, "\",\"Item\":{\"pk\":{\"S\":\"", f.pk,
-                       "\"},\"sk\":{\"S\":\"", f.sk, "\"},\"name\":{\"S\":\"", f.name,
+                       "\"},\"sk\":{\"S\":\"", f.sk, "\"},");
+        if (g->gsi) /* grp: "team" + the pk's 12 digits */
+            p = PUT_PIECES(p, "\"grp\":{\"S\":\"team", f.pk + 4, "\"},");
+        p = PUT_PIECES(p, "\"name\":{\"S\":\"", f.name,
                        "\"},\"email\":{\"S\":\"", f.email,
                        "\"},\"n\":{\"N\":\"0\"},\"price\":{\"N\":\"", f.price,
                        "\"},\"active\":{\"BOOL\":", f.active ? "true" : "false",
@@ -135,6 +140,13 @@ bool hb_req_item(const hb_reqgen *g, hb_op op, uint64_t index, kbuf *out)
                        "\"ExpressionAttributeValues\":{\":p\":{\"S\":\"",
                        f.pk, "\"}}}");
         break;
+    case HB_OP_QUERY_GSI:
+        bench_item_key_make(index, &f);
+        p = PUT_PIECES(p, "{\"TableName\":\"", g->table, "\",\"IndexName\":\"" HB_GSI_NAME
+                       "\",\"KeyConditionExpression\":\"grp = :g\","
+                       "\"ExpressionAttributeValues\":{\":g\":{\"S\":\"team",
+                       f.pk + 4, "\"}}}");
+        break;
     default:
         p = bench_put_str(p, "{}");
         break;
@@ -146,12 +158,18 @@ size_t hb_create_table_body(const hb_reqgen *g, char *buf, size_t cap)
 {
     int n = snprintf(buf, cap,
                      "{\"TableName\":\"%s\",\"AttributeDefinitions\":["
-                     "{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},"
+                     "{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},%s"
                      "{\"AttributeName\":\"sk\",\"AttributeType\":\"S\"}],\"KeySchema\":["
                      "{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"},"
-                     "{\"AttributeName\":\"sk\",\"KeyType\":\"RANGE\"}],"
+                     "{\"AttributeName\":\"sk\",\"KeyType\":\"RANGE\"}],%s"
                      "\"BillingMode\":\"PAY_PER_REQUEST\"}",
-                     g->table);
+                     g->table,
+                     g->gsi ? "{\"AttributeName\":\"grp\",\"AttributeType\":\"S\"}," : "",
+                     g->gsi ? "\"GlobalSecondaryIndexes\":[{\"IndexName\":\"" HB_GSI_NAME "\","
+                              "\"KeySchema\":[{\"AttributeName\":\"grp\",\"KeyType\":\"HASH\"},"
+                              "{\"AttributeName\":\"sk\",\"KeyType\":\"RANGE\"}],"
+                              "\"Projection\":{\"ProjectionType\":\"ALL\"}}],"
+                            : "");
     return n > 0 && (size_t)n < cap ? (size_t)n : 0;
 }
 
@@ -177,8 +195,14 @@ bool hb_resp_ok(hb_op op, const char *body)
     case HB_OP_GET:
         return strstr(body, "\"Item\"") != NULL;
     case HB_OP_QUERY:
+    case HB_OP_QUERY_GSI:
         return json_uint(body, "\"Count\"") == HB_ITEMS_PER_PK;
     default:
         return true;
     }
+}
+
+long long hb_resp_count(const char *body)
+{
+    return json_uint(body, "\"Count\"");
 }

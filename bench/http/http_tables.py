@@ -27,7 +27,8 @@ TARGET_RATIO = 10.0
 TARGET_GET_P99_MS = 2.0
 TARGET_START_MS = 20.0
 TARGET_RSS_BYTES = 10 * 1000 * 1000  # 10 MB
-OPS = {"put": "PutItem", "get": "GetItem", "query": "Query", "load": "load (PutItem)"}
+OPS = {"put": "PutItem", "get": "GetItem", "query": "Query", "query_gsi": "Query (GSI)",
+       "load": "load (PutItem)"}
 
 
 def machine(data_dir):

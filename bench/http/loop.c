@@ -85,6 +85,7 @@ static uint64_t pick_index(worker *w)
     case HB_OP_PUT:
         return atomic_fetch_add(&w->sh->next_index, 1);
     case HB_OP_QUERY:
+    case HB_OP_QUERY_GSI:
         return bench_rng_below(&w->rng, l->items / HB_ITEMS_PER_PK) * HB_ITEMS_PER_PK;
     default:
         return bench_rng_below(&w->rng, l->items);
@@ -272,10 +273,10 @@ kura_status hb_load_run(const hb_load *l, hb_result *res_out)
 {
     hb_load lc = *l;
     if (lc.threads == 0 || lc.threads > lc.connections) lc.threads = lc.connections;
-    if ((lc.op == HB_OP_GET && lc.items == 0) ||
-        (lc.op == HB_OP_QUERY && lc.items < HB_ITEMS_PER_PK))
+    bool query = lc.op == HB_OP_QUERY || lc.op == HB_OP_QUERY_GSI;
+    if ((lc.op == HB_OP_GET && lc.items == 0) || (query && lc.items < HB_ITEMS_PER_PK))
         return kura_err(KURA_E_INVALID, "%s needs --items >= %d", hb_op_target(lc.op),
-                        lc.op == HB_OP_QUERY ? HB_ITEMS_PER_PK : 1);
+                        query ? HB_ITEMS_PER_PK : 1);
     shared sh = {.l = &lc};
     atomic_init(&sh.next_index, lc.first_index);
     atomic_init(&sh.issued, 0);

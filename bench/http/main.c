@@ -28,7 +28,9 @@ static void usage(FILE *out)
             "latency percentiles, and for a server it starts itself the time from start to the\n"
             "first successful request, RSS after start and when idle, and a restart.\n\n"
             "  --name=NAME            label of the server in the report (default: server)\n"
-            "  --workloads=LIST       put,get,query in any order (default put,get,query)\n"
+            "  --workloads=LIST       put,get,query,query_gsi in any order (default\n"
+            "                         put,get,query); query_gsi queries the GSI by_grp (it\n"
+            "                         turns on --gsi)\n"
             "  --connections=LIST     connection counts, each workload runs with each\n"
             "                         (default 1,32; at most %d)\n"
             "  --duration=S           measured seconds per run (default 5)\n"
@@ -39,6 +41,9 @@ static void usage(FILE *out)
             "  --load-connections=N   connections of the load (default 32)\n"
             "  --threads=N            client threads (epoll loops) (default 1)\n"
             "  --table=NAME           table name (default bench)\n"
+            "  --gsi                  the table gets the GSI by_grp (grp HASH, sk RANGE,\n"
+            "                         ALL) and every item written an attribute grp: puts\n"
+            "                         then maintain a GSI\n"
             "  --starts=N             spawned server: timed fresh starts (default 5)\n"
             "  --settle=S             spawned server: seconds before the idle RSS (default 2)\n"
             "  --restart              spawned server: restart on the data at the end\n"
@@ -84,7 +89,10 @@ static bool parse_workloads(const char *s, hb_config *cfg)
             cfg->workloads[cfg->nworkloads++] = HB_OP_GET;
         else if (!strcmp(t, "query"))
             cfg->workloads[cfg->nworkloads++] = HB_OP_QUERY;
-        else
+        else if (!strcmp(t, "query_gsi")) {
+            cfg->workloads[cfg->nworkloads++] = HB_OP_QUERY_GSI;
+            cfg->gsi = true;
+        } else
             return false;
     }
     return cfg->nworkloads > 0;
@@ -131,6 +139,7 @@ enum {
     O_LOADCONNS,
     O_THREADS,
     O_TABLE,
+    O_GSI,
     O_STARTS,
     O_SETTLE,
     O_RESTART,
@@ -154,6 +163,7 @@ static const struct option long_opts[] = {{"name", 1, 0, O_NAME},
                                           {"load-connections", 1, 0, O_LOADCONNS},
                                           {"threads", 1, 0, O_THREADS},
                                           {"table", 1, 0, O_TABLE},
+                                          {"gsi", 0, 0, O_GSI},
                                           {"starts", 1, 0, O_STARTS},
                                           {"settle", 1, 0, O_SETTLE},
                                           {"restart", 0, 0, O_RESTART},
@@ -196,6 +206,9 @@ static bool apply(int opt, const char *v, hb_config *cfg, const char **json)
     case O_TABLE:
         cfg->table = v;
         return *v != 0;
+    case O_GSI:
+        cfg->gsi = true;
+        return true;
     case O_STARTS:
         cfg->starts = parse_u64(v, &n) && n > 0 && n <= HB_MAX_STARTS ? (uint32_t)n : 0;
         return cfg->starts > 0;

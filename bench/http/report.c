@@ -45,7 +45,8 @@ static double mib(uint64_t b)
 
 void hb_report_print(const hb_report *rep, FILE *f)
 {
-    fprintf(f, "\n== %s (%s) ==\n", rep->name, rep->command[0] ? rep->command : rep->url);
+    fprintf(f, "\n== %s (%s)%s ==\n", rep->name, rep->command[0] ? rep->command : rep->url,
+            rep->gsi ? ", table with GSI " HB_GSI_NAME : "");
     if (rep->spawned && rep->starts) {
         fprintf(f, "start to first successful request: median %.1f ms of %u (", start_median(rep),
                 rep->starts);
@@ -53,12 +54,12 @@ void hb_report_print(const hb_report *rep, FILE *f)
             fprintf(f, "%s%.1f", i ? " " : "", rep->start_ms[i]);
         fprintf(f, "); RSS after start + 1 request %.1f MiB\n", mib(start_rss_median(rep)));
     }
-    fprintf(f, "%-8s %5s %10s %9s %9s %9s %9s %9s %8s %7s %7s\n", "workload", "conns", "req/s",
+    fprintf(f, "%-9s %5s %10s %9s %9s %9s %9s %9s %8s %7s %7s\n", "workload", "conns", "req/s",
             "p50 us", "p90 us", "p99 us", "p99.9 us", "max us", "errors", "cli cpu", "srv cpu");
     for (uint32_t i = 0; i < rep->nrows; i++) {
         const hb_row *w = &rep->rows[i];
         const hb_result *r = &w->r;
-        fprintf(f, "%-8s %5u %10.0f %9.1f %9.1f %9.1f %9.1f %9.1f %8llu %6.0f%%", w->workload,
+        fprintf(f, "%-9s %5u %10.0f %9.1f %9.1f %9.1f %9.1f %9.1f %8llu %6.0f%%", w->workload,
                 w->connections, r->req_per_sec, r->p50_us, r->p90_us, r->p99_us, r->p999_us,
                 r->max_us, (unsigned long long)r->errors,
                 r->seconds > 0 ? 100 * r->client_cpu_s / r->seconds : 0);
@@ -133,6 +134,7 @@ bool hb_report_json(const hb_report *rep, const char *path)
     bj_string(&j, "command", rep->command);
     bj_string(&j, "url", rep->url);
     bj_u64(&j, "items", rep->items);
+    bj_string(&j, "gsi", rep->gsi ? HB_GSI_NAME : "none");
     bj_double(&j, "duration_s", rep->duration_s);
     bj_double(&j, "warmup_s", rep->warmup_s);
     bj_u64(&j, "client_threads", rep->client_threads);

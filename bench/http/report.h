@@ -3,7 +3,8 @@
  * a table on stdout and a JSON file.
  *
  * JSON layout (one server per file; scripts/bench_http.sh puts several side by side):
- *   {"name", "command", "url", "items", "duration_s", "warmup_s", "client_threads",
+ *   {"name", "command", "url", "items", "gsi" ("by_grp" or "none"), "duration_s", "warmup_s",
+ *    "client_threads",
  *    "start_ms": [..], "start_ms_median", "start_rss_bytes" (median after start + one request),
  *    "idle_rss_bytes" (after the workloads and --settle seconds), "peak_rss_bytes" (VmHWM),
  *    "data_bytes", "stop_ms", "clean_stop", "restart_ms", "restart_rss_bytes", "restart_found",
@@ -25,7 +26,7 @@
 #define HB_MAX_ROWS 64
 
 typedef struct hb_row {
-    char workload[16]; /* "load", "put", "get", "query" */
+    char workload[16]; /* "load", "put", "get", "query", "query_gsi" */
     uint32_t connections;
     hb_result r;
     double server_cpu_s; /* -1: not known (no spawned server) */
@@ -36,6 +37,7 @@ typedef struct hb_report {
     char command[2048]; /* the server's command template, or "" with --url */
     char url[64];
     uint64_t items;
+    bool gsi; /* the table had GSI by_grp (dynamo.h) */
     double duration_s, warmup_s;
     uint32_t client_threads;
     bool spawned; /* the figures below exist */

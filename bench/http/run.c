@@ -75,7 +75,45 @@ static hb_row *add_row(hb_report *rep, const char *workload, uint32_t conns)
 
 static const char *op_name(hb_op op)
 {
-    return op == HB_OP_PUT ? "put" : op == HB_OP_GET ? "get" : "query";
+    return op == HB_OP_PUT     ? "put"
+           : op == HB_OP_GET   ? "get"
+           : op == HB_OP_QUERY ? "query"
+                               : "query_gsi";
+}
+
+/* After the load, with a GSI: puts item `items` rounded up to a whole collection (a
+ * collection no workload reads), then Queries the GSI until it returns that item. */
+static kura_status wait_gsi(const struct sockaddr_in *addr, const hb_reqgen *g, uint64_t items)
+{
+    uint64_t probe = (items + HB_ITEMS_PER_PK - 1) / HB_ITEMS_PER_PK * HB_ITEMS_PER_PK;
+    kbuf req = KBUF_INIT, resp = KBUF_INIT;
+    int status = 0, fd = -1;
+    kura_status s = hb_connect(addr, false, &fd, NULL);
+    if (s == KURA_OK)
+        s = hb_req_item(g, HB_OP_PUT, probe, &req) ? hb_call(fd, req.data, req.len, &status, &resp)
+                                                   : kura_err(KURA_E_NOMEM, "request");
+    if (s == KURA_OK && status != 200)
+        s = kura_err(KURA_E_IO, "PutItem: HTTP %d: %.300s", status, (char *)resp.data);
+    uint64_t deadline = know_ns() + 60000000000ull;
+    while (s == KURA_OK) {
+        kbuf_clear(&req);
+        s = hb_req_item(g, HB_OP_QUERY_GSI, probe, &req)
+                ? hb_call(fd, req.data, req.len, &status, &resp)
+                : kura_err(KURA_E_NOMEM, "request");
+        if (s == KURA_OK && status != 200)
+            s = kura_err(KURA_E_IO, "Query of %s: HTTP %d: %.300s", HB_GSI_NAME, status,
+                         (char *)resp.data);
+        if (s != KURA_OK || hb_resp_count((char *)resp.data) == 1) break;
+        if (know_ns() > deadline)
+            s = kura_err(KURA_E_IO, "GSI %s does not show item %llu 60 s after it was written",
+                         HB_GSI_NAME, (unsigned long long)probe);
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    if (fd >= 0) close(fd);
+    kbuf_free(&req);
+    kbuf_free(&resp);
+    return s;
 }
 
 /* Runs one load and adds its row; server_pid 0 when the server is not ours to watch. */
@@ -97,6 +135,7 @@ static kura_status run_workloads(const hb_config *cfg, hb_steps *steps, hb_repor
 {
     hb_reqgen g;
     hb_reqgen_init(&g, addr, cfg->table);
+    g.gsi = cfg->gsi;
     kura_status s = setup_table(addr, &g);
     hb_load l = {
         .addr = *addr, .gen = &g, .op = HB_OP_PUT, .threads = cfg->threads, .seed = cfg->seed};
@@ -105,6 +144,8 @@ static kura_status run_workloads(const hb_config *cfg, hb_steps *steps, hb_repor
         l.count = cfg->items;
         s = run_row(steps, rep, &l, "load", server_pid);
     }
+    if (s == KURA_OK && cfg->gsi)
+        s = wait_gsi(addr, &g, cfg->items);
     uint64_t put_runs = 0;
     for (uint32_t i = 0; s == KURA_OK && i < cfg->nworkloads; i++) {
         for (uint32_t c = 0; s == KURA_OK && c < cfg->nconns; c++) {
@@ -209,6 +250,7 @@ kura_status hb_run(const hb_config *cfg, hb_report *rep)
         off += (size_t)snprintf(rep->command + off, sizeof rep->command - off, "%s%s", i ? " " : "",
                                 cfg->server_argv[i]);
     rep->items = cfg->items;
+    rep->gsi = cfg->gsi;
     rep->duration_s = cfg->duration_s;
     rep->warmup_s = cfg->warmup_s;
     rep->client_threads = cfg->threads;

@@ -5,7 +5,10 @@
  *      fork() to the first successful ListTables, and VmRSS after one more request; every
  *      start but the last is stopped at once, the last one serves the workloads
  *   2. CreateTable (an existing table is reused) and DescribeTable until ACTIVE
- *   3. "load": PutItem of items 0..items-1 with --load-connections (count mode)
+ *   3. "load": PutItem of items 0..items-1 with --load-connections (count mode); with --gsi
+ *      then one more item in a collection of its own, and Queries of the GSI until it shows
+ *      it (a GSI is eventually consistent; kura applies a table's writes to its GSIs in
+ *      commit order, so the load is then in the GSI too)
  *   4. every workload x every connection count, in the order given (duration or count mode;
  *      each put run writes new items, from index 100,000,000 x (its number))
  *   5. (spawned) --settle seconds of quiet, then idle VmRSS, VmHWM, the data's bytes, and a
@@ -40,6 +43,7 @@ typedef struct hb_config {
     uint64_t count; /* > 0: requests per run instead of a duration */
     uint64_t items;
     const char *table;
+    bool gsi; /* the table has GSI by_grp (dynamo.h); needed by query_gsi */
     uint32_t starts;
     double settle_s;
     bool restart;

@@ -332,6 +332,61 @@ static void test_http_requests(void **state)
     }
 }
 
+/* With a GSI (--gsi): items carry grp ("team" + the pk's digits), the table is created with
+ * by_grp, and HB_OP_QUERY_GSI queries it; its response check is the Query's. */
+static void test_http_gsi_requests(void **state)
+{
+    (void)state;
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(8123)};
+    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+    hb_reqgen g;
+    hb_reqgen_init(&g, &addr, "bench");
+    assert_false(g.gsi);
+    g.gsi = true;
+    char want[2048];
+    uint64_t x = 12345;
+    bench_item_fields f;
+    bench_item_fields_make(x, &f);
+    kbuf req = KBUF_INIT;
+    assert_true(hb_req_item(&g, HB_OP_QUERY_GSI, x, &req));
+    kbuf_put_u8(&req, 0);
+    req.len--;
+    snprintf(want, sizeof want,
+             "{\"TableName\":\"bench\",\"IndexName\":\"by_grp\","
+             "\"KeyConditionExpression\":\"grp = :g\","
+             "\"ExpressionAttributeValues\":{\":g\":{\"S\":\"team%s\"}}}",
+             f.pk + 4);
+    assert_string_equal(request_body(&g, &req, "Query"), want);
+
+    kbuf_clear(&req);
+    assert_true(hb_req_item(&g, HB_OP_PUT, x, &req));
+    kbuf_put_u8(&req, 0);
+    req.len--;
+    snprintf(want, sizeof want,
+             "{\"TableName\":\"bench\",\"Item\":{\"pk\":{\"S\":\"%s\"},"
+             "\"sk\":{\"S\":\"%s\"},\"grp\":{\"S\":\"team%s\"},\"name\":",
+             f.pk, f.sk, f.pk + 4);
+    assert_memory_equal(request_body(&g, &req, "PutItem"), want, strlen(want));
+    kbuf_free(&req);
+
+    char body[2048];
+    size_t n = hb_create_table_body(&g, body, sizeof body);
+    assert_true(n > 0 && n == strlen(body));
+    assert_non_null(strstr(body, "{\"AttributeName\":\"grp\",\"AttributeType\":\"S\"}"));
+    assert_non_null(strstr(body, "\"GlobalSecondaryIndexes\":[{\"IndexName\":\"by_grp\","
+                                 "\"KeySchema\":[{\"AttributeName\":\"grp\",\"KeyType\":"
+                                 "\"HASH\"},{\"AttributeName\":\"sk\",\"KeyType\":\"RANGE\"}],"
+                                 "\"Projection\":{\"ProjectionType\":\"ALL\"}}]"));
+    g.gsi = false;
+    n = hb_create_table_body(&g, body, sizeof body);
+    assert_null(strstr(body, "grp"));
+
+    assert_true(hb_resp_ok(HB_OP_QUERY_GSI, "{\"Count\":20,\"Items\":[]}"));
+    assert_false(hb_resp_ok(HB_OP_QUERY_GSI, "{\"Count\": 19}"));
+    assert_int_equal(hb_resp_count("{\"Items\":[],\"Count\": 1}"), 1);
+    assert_int_equal(hb_resp_count("{}"), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -345,6 +400,7 @@ int main(void)
         cmocka_unit_test(test_progress_estimate),
         cmocka_unit_test(test_item_fields_match_printf),
         cmocka_unit_test(test_http_requests),
+        cmocka_unit_test(test_http_gsi_requests),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
