@@ -7,6 +7,8 @@
 #include <stdlib.h>
 
 #include "engine/lsm/batch.h"
+#include "engine/txn.h"
+#include "util/ikey.h"
 #include "util/status.h"
 
 struct kura_batch {
@@ -86,4 +88,68 @@ kura_status kura_write(kura_tree *t, const kura_write_options *wo, const kura_ba
     int d = wo && wo->durability >= 0 ? wo->durability : (int)t->db->opts.durability;
     /* lsm_write stamps sequence numbers into the rep; the caller's batch stays logically const */
     return lsm_write(t->parts[rc.part], (lsm_batch *)&b->b, d == KURA_SYNC);
+}
+
+/* ---- kura_write_atomic: batches split into one piece per partition --------------------------- */
+
+typedef struct split_ctx {
+    kura_tree *t;
+    txn_piece *pieces;
+    size_t n, cap;
+} split_ctx;
+
+static kura_status split_entry(void *arg, uint64_t seq, unsigned type, const uint8_t *key,
+                               size_t klen, const uint8_t *val, size_t vlen)
+{
+    (void)seq;
+    split_ctx *c = arg;
+    if (c->t->hash_prefixed && klen < 8)
+        return kura_err(KURA_E_INVALID, "batch key of %zu bytes: this tree's keys start with an "
+                                        "8-byte hash", klen);
+    lsm_tree *part = c->t->parts[kura_tree_partition_of(c->t, key, klen)];
+    size_t i = 0;
+    while (i < c->n && c->pieces[i].part != part)
+        i++;
+    if (i == c->n) {
+        if (c->n == c->cap) {
+            size_t cap = c->cap ? 2 * c->cap : 8;
+            txn_piece *v = realloc(c->pieces, cap * sizeof *v);
+            if (!v)
+                return kura_err(KURA_E_NOMEM, "kura_write_atomic: out of memory");
+            c->pieces = v;
+            c->cap = cap;
+        }
+        c->pieces[i].part = part;
+        lsm_batch_init(&c->pieces[i].batch);
+        c->n++;
+    }
+    if (type == IKEY_TYPE_DELETE)
+        return lsm_batch_delete(&c->pieces[i].batch, key, klen);
+    return lsm_batch_put(&c->pieces[i].batch, key, klen, val, vlen);
+}
+
+kura_status kura_write_atomic(kura_db *db, const kura_write_options *wo, size_t n,
+                              kura_tree *const trees[], const kura_batch *const batches[])
+{
+    split_ctx c = {0};
+    kura_status s = KURA_OK;
+    for (size_t i = 0; i < n && s == KURA_OK; i++) {
+        if (!trees[i] || trees[i]->db != db || (trees[i]->flags & TREE_NO_WAL))
+            s = kura_err(KURA_E_INVALID, "kura_write_atomic: batch %zu names no writable tree "
+                                         "of this database", i);
+        else if (!batches[i])
+            s = kura_err(KURA_E_INVALID, "kura_write_atomic: batch %zu is NULL", i);
+        if (s != KURA_OK)
+            break;
+        c.t = trees[i];
+        s = lsm_rep_iterate(batches[i]->b.rep.data, batches[i]->b.rep.len, split_entry, &c,
+                            "batch");
+    }
+    int d = wo && wo->durability >= 0 ? wo->durability : (int)db->opts.durability;
+    if (s == KURA_OK)
+        s = txn_commit(db, c.pieces, c.n, d == KURA_SYNC);
+    for (size_t i = 0; i < c.n; i++)
+        lsm_batch_free(&c.pieces[i].batch);
+    free(c.pieces);
+    return s;
 }

@@ -3,6 +3,7 @@
  * syncer thread.
  */
 #include "engine/db_int.h"
+#include "engine/txn.h"
 #include "engine/table.h"
 #include "engine/table_index.h"
 
@@ -92,6 +93,8 @@ static void *syncer_main(void *arg)
             for (uint32_t p = 0; p < t->nparts; p++)
                 lsm_sync_wal(t->parts[p]); /* a failure turns the partition read-only */
         }
+        if (db->txn)
+            lsm_sync_wal(db->txn->parts[0]);
     }
     kmutex_unlock(&db->mu);
     return NULL;
@@ -106,6 +109,7 @@ static void db_free(kura_db *db)
     for (size_t i = 0; i < db->ntrees; i++)
         tree_close(db->trees[i]);
     free(db->trees);
+    txn_log_close(db);
     kpool_free(db->sh.pool);
     block_cache_free(db->sh.cache);
     lsm_shared_destroy(&db->sh);
@@ -182,7 +186,9 @@ kura_status kura_open(const char *dir, const kura_options *opts, kura_db **db_ou
         s = kura_err(KURA_E_NOMEM, "open %s: out of memory", dir);
         goto fail;
     }
-    if ((s = catalog_load(db)) != KURA_OK || (s = tables_load(db)) != KURA_OK)
+    /* the transaction log first: the trees' recovery asks it about transaction pieces */
+    if ((s = txn_log_open(db)) != KURA_OK || (s = catalog_load(db)) != KURA_OK ||
+        (s = tables_load(db)) != KURA_OK)
         goto fail;
     if (!kthread_start(&db->syncer, syncer_main, db)) {
         s = kura_err(KURA_E_NOMEM, "open %s: cannot start the WAL sync thread", dir);
@@ -218,6 +224,9 @@ kura_status kura_close(kura_db *db)
                 first = s;
         }
     }
+    kura_status s = txn_log_close(db);
+    if (first == KURA_OK)
+        first = s;
     db_free(db);
     return first;
 }

@@ -60,6 +60,9 @@ struct kura_db {
     atomic_bool counts_stop;
     uint64_t count_sync_items, count_sync_bytes;
 
+    /* the transaction log (engine/txn.h): a tree of commit records outside the catalog */
+    kura_tree *txn;
+
     kthread syncer;
     bool syncer_started;
     bool stopping;
@@ -81,6 +84,8 @@ kura_status tree_open_parts(kura_db *db, kura_tree *t, bool create);
 kura_status tree_get_into(kura_tree *t, const kura_read_options *ro, const void *key, size_t klen,
                           kbuf *val);
 void tree_close(kura_tree *t);
+/* Deletes every file and directory below `dir` (best effort; `dir` itself stays). */
+void tree_remove_dir_files(io_env *io, const char *dir);
 /* Runs fn on every partition of the trees; returns the first failure with its own message. */
 kura_status trees_each_partition(kura_tree *const *trees, size_t ntrees,
                                  kura_status (*fn)(lsm_tree *));

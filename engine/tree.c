@@ -168,7 +168,7 @@ out:
     return s;
 }
 
-static void remove_dir_files(io_env *io, const char *dir)
+void tree_remove_dir_files(io_env *io, const char *dir)
 {
     char **names = NULL, path[4096];
     size_t n = 0;
@@ -177,7 +177,7 @@ static void remove_dir_files(io_env *io, const char *dir)
     for (size_t i = 0; i < n; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         if (io_unlink(io, path) != KURA_OK)
-            remove_dir_files(io, path), io_rmdir(io, path);
+            tree_remove_dir_files(io, path), io_rmdir(io, path);
     }
     io_free_names(names, n);
 }
@@ -204,7 +204,7 @@ kura_status kura_tree_drop(kura_db *db, kura_tree *t)
     char *dir = strdup(t->dir);
     tree_close(t);
     if (dir) {
-        remove_dir_files(io, dir); /* leftovers are harmless: no catalog entry names them */
+        tree_remove_dir_files(io, dir); /* leftovers are harmless: no catalog entry names them */
         io_rmdir(io, dir);
         free(dir);
     }

@@ -216,6 +216,8 @@ kura_status io_read_file(io_env *e, const char *path, io_kind kind, size_t max_b
  *   manifest.after_new        a new manifest file is written, CURRENT not yet switched
  *   manifest.after_current    CURRENT switched, old manifest not yet deleted
  *   recovery.after_replay     WAL replayed into memtables, before the recovery flush
+ *   txn.after_prepare         a transaction's piece is in one partition's WAL, not yet synced
+ *   txn.after_commit          a transaction's commit record is durable, no piece applied yet
  */
 
 #endif

@@ -33,7 +33,7 @@ static kura_status add(lsm_batch *b, unsigned type, const void *key, size_t klen
         return kura_err(KURA_E_NOMEM, "write batch: out of memory");
     size_t old = b->rep.len;
     bool ok = kbuf_put_u8(&b->rep, (uint8_t)type) && kbuf_put_lenbytes(&b->rep, key, klen);
-    if (ok && type != IKEY_TYPE_DELETE)
+    if (ok && type != IKEY_TYPE_DELETE && type != LSM_BATCH_TXN)
         ok = kbuf_put_lenbytes(&b->rep, val, vlen);
     if (!ok) {
         b->rep.len = old;
@@ -60,6 +60,24 @@ kura_status lsm_batch_image(lsm_batch *b, const void *key, size_t klen, const vo
     return add(b, LSM_BATCH_IMAGE, key, klen, val, vlen);
 }
 
+kura_status lsm_batch_txn_marker(lsm_batch *b, uint64_t txn_id)
+{
+    if (lsm_batch_count(b) != 0)
+        return kura_err(KURA_E_INVALID, "a transaction marker must be a batch's first entry");
+    uint8_t key[8];
+    enc_fixed64(key, txn_id);
+    return add(b, LSM_BATCH_TXN, key, sizeof key, NULL, 0);
+}
+
+bool lsm_rep_txn_id(const uint8_t *rep, size_t len, uint64_t *txn_id_out)
+{
+    if (len < BATCH_HEADER + 10 || lsm_rep_count(rep) == 0 || rep[BATCH_HEADER] != LSM_BATCH_TXN ||
+        rep[BATCH_HEADER + 1] != 8)
+        return false;
+    *txn_id_out = dec_fixed64(rep + BATCH_HEADER + 2);
+    return true;
+}
+
 kura_status lsm_rep_iterate(const uint8_t *rep, size_t len, lsm_batch_fn fn, void *arg,
                             const char *what)
 {
@@ -74,13 +92,16 @@ kura_status lsm_rep_iterate(const uint8_t *rep, size_t len, lsm_batch_fn fn, voi
         unsigned type = *p++;
         uint64_t klen, vlen = 0;
         const uint8_t *key, *val = NULL;
-        if (type != IKEY_TYPE_VALUE && type != IKEY_TYPE_DELETE && type != LSM_BATCH_IMAGE)
+        if (type != IKEY_TYPE_VALUE && type != IKEY_TYPE_DELETE && type != LSM_BATCH_IMAGE &&
+            type != LSM_BATCH_TXN)
             goto bad;
+        if (type == LSM_BATCH_TXN && i != 0)
+            goto bad; /* only a piece's first entry */
         if (!(p = dec_varint64(p, end, &klen)) || klen > (uint64_t)(end - p))
             goto bad;
         key = p;
         p += klen;
-        if (type != IKEY_TYPE_DELETE) {
+        if (type != IKEY_TYPE_DELETE && type != LSM_BATCH_TXN) {
             if (!(p = dec_varint64(p, end, &vlen)) || vlen > (uint64_t)(end - p))
                 goto bad;
             val = p;

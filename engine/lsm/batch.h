@@ -27,7 +27,9 @@
 enum {
     BATCH_HEADER = 12,
     LSM_BATCH_IMAGE = 0x10, /* entry type: an old image, skipped when applied */
+    LSM_BATCH_TXN = 0x11,   /* entry type: the first entry of a transaction's piece */
 };
+
 
 typedef struct lsm_batch {
     kbuf rep; /* always at least BATCH_HEADER bytes once initialised */
@@ -59,6 +61,18 @@ static inline uint32_t lsm_rep_count(const uint8_t *rep)
 {
     return dec_fixed32(rep + 8);
 }
+
+/*
+ * A transaction's piece (engine/lsm/lsm_txn.c, docs/architecture.md "Transactions") is a
+ * batch whose first entry has type LSM_BATCH_TXN, no value, and as its key the transaction's
+ * id (fixed64: the first sequence number of the transaction's range). It is written to the
+ * partition's WAL before the transaction commits; replays apply it only if the commit record
+ * of that id exists (lsm_shared.txn_committed). The marker takes a sequence number but is
+ * never applied, like an image.
+ */
+kura_status lsm_batch_txn_marker(lsm_batch *b, uint64_t txn_id);
+/* Whether rep (a batch) is a transaction's piece; its id in *txn_id_out. */
+bool lsm_rep_txn_id(const uint8_t *rep, size_t len, uint64_t *txn_id_out);
 
 /* Walks the entries of a batch representation (e.g. one read back from the WAL), calling fn
  * for each with its sequence number (image entries too: appliers skip them). Stops at the first non-OK return of fn and returns it.

@@ -20,6 +20,7 @@
 
 #include "engine/lsm/batch.h"
 #include "engine/lsm/shared.h"
+#include "wal/commit_queue.h"
 #include "util/iter.h"
 
 typedef struct lsm_tree lsm_tree;
@@ -36,6 +37,10 @@ kura_status lsm_close(lsm_tree *t);
 /* Applies the batch atomically. The sequence fields of b->rep are overwritten. sync: return
  * only once the batch is durable. */
 kura_status lsm_write(lsm_tree *t, lsm_batch *b, bool sync);
+/* As lsm_write, but returns once the batch is committed without waiting until its sequence
+ * is visible (a transaction's commit record, written while the transaction's own range is
+ * not yet complete). */
+kura_status lsm_write_nowait(lsm_tree *t, lsm_batch *b, bool sync);
 
 /* Reads key at snapshot (0 = latest visible). KURA_E_NOT_FOUND if missing or deleted. */
 kura_status lsm_get(lsm_tree *t, const uint8_t *key, size_t klen, uint64_t snapshot,
@@ -100,10 +105,46 @@ void lsm_keep_tombstones(lsm_tree *t, bool keep);
  * longer needed. */
 void lsm_set_wal_retain(lsm_tree *t, uint64_t seq);
 /* Calls fn for every batch in the tree's WAL segments (oldest first) whose last sequence is
- * above `from_seq`, the current segment excepted. Torn tails end a segment; corruption fails
+ * above `from_seq`, the current segment excepted; the pieces of transactions that did not
+ * commit are left out. Torn tails end a segment; corruption fails
  * with the file and offset. */
 typedef kura_status (*lsm_rep_fn)(void *arg, const uint8_t *rep, size_t len);
 kura_status lsm_wal_replay(lsm_tree *t, uint64_t from_seq, lsm_rep_fn fn, void *arg);
+
+/* ---- Transactions (lsm_txn.c) ----------------------------------------------------------------
+ *
+ * Writes to several partitions (of any trees) that become visible together and survive a
+ * crash together (docs/architecture.md, "Transactions"). The caller (engine/txn_log.c):
+ *
+ *   1. lsm_txn_lead() every participant, in one global order (no deadlock between two
+ *      transactions); while it leads a partition, no other write of it commits, so the
+ *      partition's WAL and memtable stay in sequence order and no memtable switch falls
+ *      between a piece's WAL record and its insert;
+ *   2. allocates one sequence range for all pieces (lsm_seq_alloc), stamps them in order, each
+ *      beginning with the transaction's marker (lsm_batch_txn_marker, id = the range's first);
+ *   3. lsm_txn_prepare() every piece: appended to the WAL and, with `sync`, made durable;
+ *   4. makes the commit record durable (the commit point);
+ *   5. lsm_txn_apply() every piece: memtable and commit hook;
+ *   6. lsm_seq_complete() the range, lsm_txn_release() every participant, lsm_seq_wait().
+ *
+ * A replay applies a piece only if its transaction's commit record exists (presumed abort):
+ * shared.h txn_committed. On failure the caller releases with the error (the partition is
+ * read-only after a failed append or sync) and completes its range as a hole. */
+typedef struct lsm_txn_hold {
+    wal_cq_waiter w;
+    wal_cq_waiter *group[1];
+    lsm_batch empty;
+} lsm_txn_hold;
+/* Becomes the leader of t's commit queue and makes room in its memtable. On failure nothing
+ * is held. */
+kura_status lsm_txn_lead(lsm_tree *t, lsm_txn_hold *h);
+/* Leader: appends the piece (stamped) to the WAL; with sync, fdatasyncs it. */
+kura_status lsm_txn_prepare(lsm_tree *t, const uint8_t *rep, size_t len, bool sync);
+/* Leader: inserts the piece into the memtable and hands it to the commit hook. */
+kura_status lsm_txn_apply(lsm_tree *t, const uint8_t *rep, size_t len);
+/* Ends the lead; `s` is what the transaction came to (a failure is kept by the partition
+ * only if lsm_txn_prepare/apply reported it). */
+void lsm_txn_release(lsm_tree *t, lsm_txn_hold *h, kura_status s);
 
 /* Adds this tree's figures to *st. */
 void lsm_add_stats(lsm_tree *t, kura_stats *st);

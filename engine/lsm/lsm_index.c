@@ -109,7 +109,14 @@ static kura_status replay_seg(lsm_tree *t, uint64_t number, uint64_t from_seq, l
         uint64_t last = lsm_rep_seq(rec) + (n ? n - 1 : 0);
         if (last > seg_max)
             seg_max = last;
-        if (n > 0 && last > from_seq && (s = fn(arg, rec, len)) != KURA_OK)
+        bool apply = true;
+        if (n > 0 && last > from_seq) {
+            snprintf(what, sizeof what, "%s: record at offset %llu", path,
+                     (unsigned long long)wal_reader_record_offset(r));
+            if ((s = lsm_rep_committed(t, rec, len, what, &apply)) != KURA_OK)
+                break;
+        }
+        if (n > 0 && last > from_seq && apply && (s = fn(arg, rec, len)) != KURA_OK)
             break;
     }
     wal_reader_close(r);
@@ -139,9 +146,7 @@ kura_status lsm_wal_replay(lsm_tree *t, uint64_t from_seq, lsm_rep_fn fn, void *
 static kura_status apply_one(void *arg, uint64_t seq, unsigned type, const uint8_t *key,
                              size_t klen, const uint8_t *val, size_t vlen)
 {
-    if (type == LSM_BATCH_IMAGE)
-        return KURA_OK;
-    return mt_add(arg, seq, type, key, klen, val, vlen);
+    return lsm_insert_entry(arg, seq, type, key, klen, val, vlen);
 }
 
 static kura_status readonly_error(lsm_tree *t)

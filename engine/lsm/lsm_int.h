@@ -72,6 +72,18 @@ struct lsm_tree {
     bool keep_tombstones; /* atomic: compactions keep every tombstone (lsm_keep_tombstones) */
 };
 
+/* LevelDB's MakeRoomForWrite (lsm_write.c): the leader switches a full memtable, delays when
+ * level 0 backs up. mu held. */
+kura_status lsm_make_room(lsm_tree *t);
+/* Inserts the entries of a batch into `mem`, images and transaction markers skipped
+ * (lsm_rep_iterate callback; arg is the memtable). */
+kura_status lsm_insert_entry(void *arg, uint64_t seq, unsigned type, const uint8_t *key,
+                             size_t klen, const uint8_t *val, size_t vlen);
+/* Whether a record read back from a WAL is to be applied: not a transaction's piece, or the
+ * piece of a committed one (shared.h txn_committed). `what` names the record for errors. */
+kura_status lsm_rep_committed(lsm_tree *t, const uint8_t *rep, size_t len, const char *what,
+                              bool *apply_out);
+
 /* vs_log_and_apply, keeping l0_files in step with the installed version. mu held. */
 kura_status lsm_log_and_apply(lsm_tree *t, version_edit *e);
 /* Records the first background/write error and makes the tree read-only. Call with mu held. */

@@ -29,6 +29,7 @@
 typedef struct replay_ctx {
     memtable *mem;
     uint64_t max_seq;
+    bool skip; /* the record being replayed is not applied */
 } replay_ctx;
 
 static kura_status replay_entry(void *arg, uint64_t seq, unsigned type, const uint8_t *key,
@@ -37,9 +38,9 @@ static kura_status replay_entry(void *arg, uint64_t seq, unsigned type, const ui
     replay_ctx *c = arg;
     if (seq > c->max_seq)
         c->max_seq = seq;
-    if (type == LSM_BATCH_IMAGE)
-        return KURA_OK; /* for the index layer's replay (lsm_wal_replay) */
-    return mt_add(c->mem, seq, type, key, klen, val, vlen);
+    if (c->skip)
+        return KURA_OK; /* an uncommitted transaction's piece: only its sequences count */
+    return lsm_insert_entry(c->mem, seq, type, key, klen, val, vlen);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -67,6 +68,10 @@ static kura_status replay_one(lsm_tree *t, uint64_t number, replay_ctx *c, uint6
            (s = wal_reader_next(r, &rec, &len)) == KURA_OK) {
         snprintf(what, sizeof what, "%s: record at offset %llu", path,
                  (unsigned long long)wal_reader_record_offset(r));
+        bool apply = true;
+        if ((s = lsm_rep_committed(t, rec, len, what, &apply)) != KURA_OK)
+            break;
+        c->skip = !apply;
         if ((s = lsm_rep_iterate(rec, len, replay_entry, c, what)) != KURA_OK)
             break;
         /* an empty batch still consumed a sequence number */
@@ -141,7 +146,7 @@ kura_status lsm_replay_wals(lsm_tree *t, uint64_t *max_seq_out)
                         t->dir, (unsigned long long)t->vs.log_number,
                         (unsigned long long)t->vs.manifest_number);
     }
-    replay_ctx c = {t->mem, *max_seq_out};
+    replay_ctx c = {t->mem, *max_seq_out, false};
     version_edit ends;
     edit_init(&ends);
     int64_t torn_number = -1; /* a segment that ended torn: newer records must not follow */

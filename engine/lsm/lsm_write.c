@@ -73,7 +73,7 @@ static void sleep_us(uint64_t us)
 }
 
 /* LevelDB's MakeRoomForWrite, with a delay that grows with the level-0 backlog. mu held. */
-static kura_status make_room(lsm_tree *t)
+kura_status lsm_make_room(lsm_tree *t)
 {
     bool delayed = false;
     for (;;) {
@@ -119,10 +119,10 @@ static size_t payload_bytes(void *payload)
     return ((lsm_batch *)payload)->rep.len;
 }
 
-static kura_status insert_one(void *arg, uint64_t seq, unsigned type, const uint8_t *key,
-                              size_t klen, const uint8_t *val, size_t vlen)
+kura_status lsm_insert_entry(void *arg, uint64_t seq, unsigned type, const uint8_t *key,
+                             size_t klen, const uint8_t *val, size_t vlen)
 {
-    if (type == LSM_BATCH_IMAGE)
+    if (type == LSM_BATCH_IMAGE || type == LSM_BATCH_TXN)
         return KURA_OK; /* for the WAL's readers only */
     return mt_add(arg, seq, type, key, klen, val, vlen);
 }
@@ -156,7 +156,7 @@ static kura_status commit_group(lsm_tree *t, wal_cq_waiter **group, size_t n)
         t->wal_last_seq = first + (total ? total : 1) - 1;
     for (size_t i = 0; i < n && s == KURA_OK; i++) {
         lsm_batch *b = group[i]->payload;
-        s = lsm_rep_iterate(b->rep.data, b->rep.len, insert_one, t->mem, t->dir);
+        s = lsm_rep_iterate(b->rep.data, b->rep.len, lsm_insert_entry, t->mem, t->dir);
     }
     /* the index layer sees the batches before anyone can read them (lsm.h) */
     lsm_commit_fn hook = __atomic_load_n(&t->hook, __ATOMIC_ACQUIRE);
@@ -177,7 +177,19 @@ static uint64_t batch_last_seq(const lsm_batch *b)
     return lsm_rep_seq(b->rep.data) + (n ? n - 1 : 0);
 }
 
+static kura_status write_batch(lsm_tree *t, lsm_batch *b, bool sync, bool wait);
+
 kura_status lsm_write(lsm_tree *t, lsm_batch *b, bool sync)
+{
+    return write_batch(t, b, sync, true);
+}
+
+kura_status lsm_write_nowait(lsm_tree *t, lsm_batch *b, bool sync)
+{
+    return write_batch(t, b, sync, false);
+}
+
+static kura_status write_batch(lsm_tree *t, lsm_batch *b, bool sync, bool wait)
 {
     if (t->opts.no_wal)
         return kura_err(KURA_E_INVALID, "%s: an index tree is written by its index only", t->dir);
@@ -187,7 +199,7 @@ kura_status lsm_write(lsm_tree *t, lsm_batch *b, bool sync)
             kmutex_lock(&t->mu);
             kura_err(w.status, "%s: group commit failed: %s", t->dir, t->bg_msg);
             kmutex_unlock(&t->mu);
-        } else {
+        } else if (wait) {
             lsm_seq_wait(t->sh, batch_last_seq(b)); /* read-your-writes before returning */
         }
         return w.status;
@@ -199,7 +211,7 @@ kura_status lsm_write(lsm_tree *t, lsm_batch *b, bool sync)
         mt_usage(t->mem) >= t->opts.write_buffer_bytes ||
         __atomic_load_n(&t->l0_files, __ATOMIC_ACQUIRE) >= t->opts.l0_slowdown_trigger) {
         kmutex_lock(&t->mu);
-        s = make_room(t);
+        s = lsm_make_room(t);
         kmutex_unlock(&t->mu);
     }
     wal_cq_waiter *group[GROUP_MAX];
@@ -213,7 +225,7 @@ kura_status lsm_write(lsm_tree *t, lsm_batch *b, bool sync)
         }
     }
     wal_cq_finish(t->cq, group, n, s); /* the next group may start now */
-    if (s == KURA_OK)
+    if (s == KURA_OK && wait)
         lsm_seq_wait(t->sh, batch_last_seq(b));
     return s;
 }

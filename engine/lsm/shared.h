@@ -69,6 +69,12 @@ typedef struct lsm_shared {
     uint64_t *snaps; /* sorted live snapshot sequences (with repeats) */
     size_t nsnaps, snaps_cap;
 
+    /* Transactions (lsm_txn.c): whether the transaction `txn_id` committed, i.e. its commit
+     * record exists (engine/txn_log.c). Replays consult it for every transaction piece they
+     * find; set before any tree that may hold pieces is opened. NULL: a piece is corruption. */
+    kura_status (*txn_committed)(void *arg, uint64_t txn_id, bool *committed_out);
+    void *txn_arg;
+
     /* statistics, updated atomically */
     uint64_t flushes, compactions, write_slowdowns, table_unloads;
 } lsm_shared;

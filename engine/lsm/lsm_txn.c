@@ -1,0 +1,105 @@
+/*
+ * lsm_txn.c - a partition's side of a transaction (lsm.h, "Transactions"): holding its write
+ * leadership, appending a piece to its WAL, applying it, and deciding at replay whether a
+ * piece found in a WAL belongs to a committed transaction.
+ *
+ * Leading. A transaction joins the partition's commit queue like any writer, with an empty
+ * batch, until it is the queue's leader; it then takes a group of one (itself) and keeps the
+ * lead until lsm_txn_release. Another leader may take the empty batch into its own group
+ * (writing a harmless empty record); the transaction then queues again, as lsm_flush does.
+ */
+#include "engine/lsm/lsm_int.h"
+
+#include <stdio.h>
+
+#include "util/status.h"
+
+static size_t batch_bytes(void *payload)
+{
+    return ((lsm_batch *)payload)->rep.len;
+}
+
+kura_status lsm_txn_lead(lsm_tree *t, lsm_txn_hold *h)
+{
+    if (t->opts.no_wal)
+        return kura_err(KURA_E_INVALID, "%s: an index tree is written by its index only", t->dir);
+    lsm_batch_init(&h->empty);
+    for (;;) {
+        h->w = (wal_cq_waiter){.payload = &h->empty, .sync = false};
+        if (wal_cq_join(t->cq, &h->w))
+            break;
+        if (h->w.status != KURA_OK) {
+            lsm_batch_free(&h->empty);
+            return h->w.status;
+        }
+    }
+    wal_cq_group(t->cq, &h->w, h->group, 1, SIZE_MAX, batch_bytes);
+    kmutex_lock(&t->mu);
+    kura_status s = lsm_make_room(t);
+    kmutex_unlock(&t->mu);
+    if (s != KURA_OK)
+        lsm_txn_release(t, h, s);
+    return s;
+}
+
+void lsm_txn_release(lsm_tree *t, lsm_txn_hold *h, kura_status s)
+{
+    wal_cq_finish(t->cq, h->group, 1, s);
+    lsm_batch_free(&h->empty);
+}
+
+static kura_status fail(lsm_tree *t, kura_status s)
+{
+    kmutex_lock(&t->mu);
+    lsm_set_error(t, s); /* the WAL may end in a torn record: stop writing to it */
+    kmutex_unlock(&t->mu);
+    return s;
+}
+
+kura_status lsm_txn_prepare(lsm_tree *t, const uint8_t *rep, size_t len, bool sync)
+{
+    if (__atomic_load_n(&t->bg_error, __ATOMIC_ACQUIRE) != KURA_OK) {
+        kmutex_lock(&t->mu);
+        kura_status s = kura_err(KURA_E_READONLY, "%s is read-only after an error: %s", t->dir,
+                                 t->bg_msg);
+        kmutex_unlock(&t->mu);
+        return s;
+    }
+    const void *recs[1] = {rep};
+    size_t lens[1] = {len};
+    kura_status s = wal_writer_addv(t->wal, recs, lens, 1);
+    if (s == KURA_OK)
+        s = io_crash_point(t->sh->io, "txn.after_prepare");
+    if (s == KURA_OK && sync)
+        s = wal_writer_sync(t->wal);
+    if (s != KURA_OK)
+        return fail(t, s);
+    uint32_t n = lsm_rep_count(rep);
+    t->wal_last_seq = lsm_rep_seq(rep) + (n ? n - 1 : 0);
+    return KURA_OK;
+}
+
+kura_status lsm_txn_apply(lsm_tree *t, const uint8_t *rep, size_t len)
+{
+    /* the leader is the only inserter into mem, and it holds the lead */
+    kura_status s = lsm_rep_iterate(rep, len, lsm_insert_entry, t->mem, t->dir);
+    lsm_commit_fn hook = __atomic_load_n(&t->hook, __ATOMIC_ACQUIRE);
+    if (s == KURA_OK && hook)
+        s = hook(t->hook_arg, t, rep, len);
+    return s == KURA_OK ? KURA_OK : fail(t, s);
+}
+
+kura_status lsm_rep_committed(lsm_tree *t, const uint8_t *rep, size_t len, const char *what,
+                              bool *apply_out)
+{
+    uint64_t id;
+    *apply_out = true;
+    if (!lsm_rep_txn_id(rep, len, &id))
+        return KURA_OK;
+    lsm_shared *sh = t->sh;
+    if (!sh->txn_committed)
+        return kura_err(KURA_E_CORRUPTION, "%s: a transaction's piece (id %llu), but the database "
+                                           "has no transaction log",
+                        what, (unsigned long long)id);
+    return sh->txn_committed(sh->txn_arg, id, apply_out);
+}

@@ -1,0 +1,42 @@
+/*
+ * txn.h - transactions at the storage level (engine/txn_log.c): writes to any number of
+ * partitions of any trees that readers see all together or not at all, also after a crash at
+ * any point (docs/architecture.md, "Transactions"; the protocol's partition side is
+ * engine/lsm/lsm.h "Transactions").
+ *
+ * The transaction log is a tree of one partition, DIR/#txn, outside the catalog (no user
+ * tree can be named with '#'), opened before every other tree because their recovery asks it
+ * whether each transaction piece they replay committed. It holds one commit record per
+ * transaction that spans more than one partition: key 'c' + the transaction id (big-endian
+ * fixed64, the first sequence number of its range), empty value (docs/format/wal.md,
+ * "Transactions").
+ */
+#ifndef KURA_ENGINE_TXN_H
+#define KURA_ENGINE_TXN_H
+
+#include "engine/db_int.h"
+
+/* What a transaction writes to one partition: puts, deletes and images, no marker. */
+typedef struct txn_piece {
+    lsm_tree *part;
+    lsm_batch batch;
+} txn_piece;
+
+/* At kura_open, before the catalog's trees: opens (creating) the transaction log and makes
+ * it the database's judge of committed pieces. */
+kura_status txn_log_open(kura_db *db);
+/* At kura_close, after every other tree: closes it. */
+kura_status txn_log_close(kura_db *db);
+
+/*
+ * Commits the pieces atomically: at most one piece per partition (KURA_E_INVALID otherwise),
+ * their batches' sequence fields overwritten. One piece is a plain write of its partition;
+ * several are led, prepared (durable, whatever the durability: the commit record must never
+ * be durable before them), committed by a commit record (durable when `sync`) and applied
+ * under one sequence range. On failure nothing is visible; a failure after the commit record
+ * was handed to the log leaves the outcome to the next open (the record may be durable), as
+ * for any write whose sync failed.
+ */
+kura_status txn_commit(kura_db *db, txn_piece *pieces, size_t n, bool sync);
+
+#endif

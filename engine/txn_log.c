@@ -1,0 +1,229 @@
+/*
+ * txn_log.c - the transaction log and the atomic commit of pieces in several partitions
+ * (txn.h; docs/architecture.md, "Transactions").
+ *
+ * Creation is atomic: the log is built as DIR/#txn.new, closed, renamed to DIR/#txn and the
+ * rename made durable; a #txn.new found at open is the rest of an interrupted creation (no
+ * transaction can have committed before the log existed) and is removed.
+ */
+#include "engine/txn.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/coding.h"
+#include "util/status.h"
+
+#define TXN_TREE "#txn"
+#define TXN_TREE_NEW "#txn.new"
+
+enum { COMMIT_KEY = 9 };
+
+static void commit_key(uint8_t key[COMMIT_KEY], uint64_t id)
+{
+    key[0] = 'c';
+    for (int i = 0; i < 8; i++)
+        key[1 + i] = (uint8_t)(id >> (56 - 8 * i));
+}
+
+static kura_status committed(void *arg, uint64_t id, bool *committed_out)
+{
+    kura_db *db = arg;
+    uint8_t key[COMMIT_KEY];
+    commit_key(key, id);
+    kbuf v = KBUF_INIT;
+    kura_status s = lsm_get(db->txn->parts[0], key, sizeof key, 0, false, &v);
+    kbuf_free(&v);
+    *committed_out = s == KURA_OK;
+    return s == KURA_E_NOT_FOUND ? KURA_OK : s;
+}
+
+static kura_tree *new_tree(kura_db *db, const char *name)
+{
+    kura_tree *t = calloc(1, sizeof *t);
+    if (!t || !(t->name = strdup(name))) {
+        free(t);
+        kura_err(KURA_E_NOMEM, "transaction log: out of memory");
+        return NULL;
+    }
+    t->db = db;
+    t->nparts = 1;
+    return t;
+}
+
+/* Whether DIR/name exists. */
+static kura_status exists(kura_db *db, const char *name, bool *out)
+{
+    char **names = NULL;
+    size_t n = 0;
+    kura_status s = io_list_dir(db->io, db->dir, &names, &n);
+    *out = false;
+    for (size_t i = 0; s == KURA_OK && i < n; i++)
+        *out = *out || !strcmp(names[i], name);
+    io_free_names(names, n);
+    return s;
+}
+
+static kura_status create_log(kura_db *db)
+{
+    char path[4096], to[4096];
+    snprintf(path, sizeof path, "%s/%s", db->dir, TXN_TREE_NEW);
+    snprintf(to, sizeof to, "%s/%s", db->dir, TXN_TREE);
+    bool stale = false;
+    kura_status s = exists(db, TXN_TREE_NEW, &stale);
+    if (s == KURA_OK && stale) { /* an interrupted creation */
+        tree_remove_dir_files(db->io, path);
+        s = io_rmdir(db->io, path);
+    }
+    kura_tree *t = s == KURA_OK ? new_tree(db, TXN_TREE_NEW) : NULL;
+    if (s == KURA_OK && !t)
+        s = KURA_E_NOMEM;
+    if (s == KURA_OK)
+        s = tree_open_parts(db, t, true);
+    for (uint32_t p = 0; t && t->parts && p < t->nparts; p++) {
+        kura_status c = lsm_close(t->parts[p]);
+        t->parts[p] = NULL;
+        if (s == KURA_OK)
+            s = c;
+    }
+    tree_close(t);
+    if (s == KURA_OK)
+        s = io_rename(db->io, path, to);
+    if (s == KURA_OK)
+        s = io_sync_dir(db->io, db->dir);
+    return s;
+}
+
+kura_status txn_log_open(kura_db *db)
+{
+    bool have = false;
+    kura_status s = exists(db, TXN_TREE, &have);
+    if (s == KURA_OK && !have)
+        s = create_log(db);
+    kura_tree *t = s == KURA_OK ? new_tree(db, TXN_TREE) : NULL;
+    if (s == KURA_OK && !t)
+        s = KURA_E_NOMEM;
+    if (s == KURA_OK)
+        s = tree_open_parts(db, t, false);
+    if (s != KURA_OK) {
+        tree_close(t);
+        return s;
+    }
+    db->txn = t;
+    db->sh.txn_arg = db;
+    db->sh.txn_committed = committed;
+    return KURA_OK;
+}
+
+kura_status txn_log_close(kura_db *db)
+{
+    kura_tree *t = db->txn;
+    if (!t)
+        return KURA_OK;
+    kura_status s = KURA_OK;
+    for (uint32_t p = 0; t->parts && p < t->nparts; p++) {
+        kura_status c = lsm_close(t->parts[p]);
+        t->parts[p] = NULL;
+        if (s == KURA_OK)
+            s = c;
+    }
+    tree_close(t);
+    db->txn = NULL;
+    return s;
+}
+
+/* ---- Commit --------------------------------------------------------------------------------- */
+
+static int cmp_piece(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)((const txn_piece *)a)->part;
+    uintptr_t y = (uintptr_t)((const txn_piece *)b)->part;
+    return x < y ? -1 : x > y;
+}
+
+/* *out = marker + the entries of `in`. */
+static kura_status marked(const lsm_batch *in, lsm_batch *out)
+{
+    lsm_batch_init(out);
+    kura_status s = lsm_batch_txn_marker(out, 0);
+    if (s != KURA_OK)
+        return s;
+    if (!kbuf_append(&out->rep, in->rep.data + BATCH_HEADER, in->rep.len - BATCH_HEADER))
+        return kura_err(KURA_E_NOMEM, "transaction: out of memory");
+    enc_fixed32(out->rep.data + 8, 1 + lsm_batch_count(in));
+    return KURA_OK;
+}
+
+kura_status txn_commit(kura_db *db, txn_piece *pieces, size_t n, bool sync)
+{
+    if (n == 0)
+        return KURA_OK;
+    if (n == 1) /* one partition: its WAL record alone is atomic */
+        return lsm_write(pieces[0].part, &pieces[0].batch, sync);
+    qsort(pieces, n, sizeof *pieces, cmp_piece); /* the global order of leads */
+    for (size_t i = 1; i < n; i++)
+        if (pieces[i].part == pieces[i - 1].part)
+            return kura_err(KURA_E_INVALID, "transaction: two pieces for one partition");
+    lsm_batch *m = calloc(n, sizeof *m);
+    lsm_txn_hold *h = calloc(n, sizeof *h);
+    if (!m || !h) {
+        free(m);
+        free(h);
+        return kura_err(KURA_E_NOMEM, "transaction: out of memory");
+    }
+    kura_status s = KURA_OK;
+    size_t built = 0, led = 0;
+    for (; built < n && s == KURA_OK; built++)
+        s = marked(&pieces[built].batch, &m[built]);
+    for (; led < n && s == KURA_OK; led++)
+        if ((s = lsm_txn_lead(pieces[led].part, &h[led])) != KURA_OK)
+            break;
+    if (s == KURA_OK) {
+        uint64_t total = 0;
+        for (size_t i = 0; i < n; i++)
+            total += lsm_batch_count(&m[i]);
+        uint64_t first = lsm_seq_alloc(&db->sh, total), seq = first;
+        for (size_t i = 0; i < n; i++) {
+            enc_fixed64(m[i].rep.data + BATCH_HEADER + 2, first); /* the marker's key */
+            lsm_rep_set_seq(m[i].rep.data, seq);
+            seq += lsm_batch_count(&m[i]);
+        }
+        /* the pieces are durable before the commit record can be */
+        for (size_t i = 0; i < n && s == KURA_OK; i++)
+            s = lsm_txn_prepare(pieces[i].part, m[i].rep.data, m[i].rep.len, true);
+        if (s == KURA_OK) {
+            uint8_t key[COMMIT_KEY];
+            commit_key(key, first);
+            lsm_batch rec;
+            lsm_batch_init(&rec);
+            s = lsm_batch_put(&rec, key, sizeof key, "", 0);
+            if (s == KURA_OK)
+                s = lsm_write_nowait(db->txn->parts[0], &rec, sync);
+            lsm_batch_free(&rec);
+        }
+        if (s == KURA_OK)
+            s = io_crash_point(db->io, "txn.after_commit");
+        /* committed: every piece is applied; a failure here leaves its partition read-only
+         * and the piece to the next open's replay, and the others are applied all the same */
+        bool committed = s == KURA_OK;
+        for (size_t i = 0; i < n && committed; i++) {
+            kura_status a = lsm_txn_apply(pieces[i].part, m[i].rep.data, m[i].rep.len);
+            if (a != KURA_OK && s == KURA_OK)
+                s = a;
+        }
+        lsm_seq_complete(&db->sh, first, first + total - 1);
+        for (size_t i = led; i-- > 0;)
+            lsm_txn_release(pieces[i].part, &h[i], s);
+        if (s == KURA_OK)
+            lsm_seq_wait(&db->sh, first + total - 1);
+    } else {
+        for (size_t i = led; i-- > 0;)
+            lsm_txn_release(pieces[i].part, &h[i], s);
+    }
+    for (size_t i = 0; i < built; i++)
+        lsm_batch_free(&m[i]);
+    free(m);
+    free(h);
+    return s;
+}

@@ -1,0 +1,272 @@
+/*
+ * engine_txn_test.c - atomic writes across partitions and trees (kura_write_atomic,
+ * engine/txn_log.c): money moves between accounts spread over every partition of two trees;
+ * every snapshot, every reopen and every crash (at the named points and before every mutating
+ * operation of a transaction, then a power loss) must show the initial total, and a crashed
+ * transaction all or nothing.
+ */
+#include "testutil.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/io_fault.h"
+
+enum { NACC = 64, START = 1000, TRANSFERS = 1500 };
+
+typedef struct bank {
+    kura_db *db;
+    kura_tree *t[2];
+} bank;
+
+/* Account i lives in tree i % 2 under key "acct<i>". */
+static void acct_key(int i, char *k)
+{
+    snprintf(k, 16, "acct%04d", i);
+}
+
+static kura_status bank_open(const char *dir, io_env *env, bank *b)
+{
+    kura_options o;
+    kura_options_init(&o);
+    o.io = env;
+    o.memtable_budget_bytes = 1 << 20; /* flushes happen during the run */
+    kura_status s = kura_open(dir, &o, &b->db);
+    if (s == KURA_OK)
+        s = kura_tree_open(b->db, "a", NULL, &b->t[0]);
+    if (s == KURA_OK)
+        s = kura_tree_open(b->db, "b", NULL, &b->t[1]);
+    return s;
+}
+
+static long get_bal(bank *b, const kura_snapshot *snap, int i)
+{
+    char k[16];
+    acct_key(i, k);
+    kura_read_options ro;
+    kura_read_options_init(&ro);
+    ro.snapshot = snap;
+    void *v = NULL;
+    size_t n = 0;
+    kura_status s = kura_get(b->t[i % 2], &ro, k, strlen(k), &v, &n);
+    if (s != KURA_OK)
+        fail_msg("account %d: %s (%s)", i, kura_status_str(s), kura_last_error());
+    char buf[32] = {0};
+    memcpy(buf, v, n < 31 ? n : 31);
+    kura_free(v);
+    return strtol(buf, NULL, 10);
+}
+
+static long total(bank *b, const kura_snapshot *snap)
+{
+    long sum = 0;
+    for (int i = 0; i < NACC; i++)
+        sum += get_bal(b, snap, i);
+    return sum;
+}
+
+/* Sets accounts ids[0..n) to vals atomically. */
+static kura_status set_accounts(bank *b, const int *ids, const long *vals, int n)
+{
+    kura_batch *bt[2] = {kura_batch_new(), kura_batch_new()};
+    for (int j = 0; j < n; j++) {
+        char k[16], v[32];
+        acct_key(ids[j], k);
+        snprintf(v, sizeof v, "%ld", vals[j]);
+        assert_kura_ok(kura_batch_put(bt[ids[j] % 2], k, strlen(k), v, strlen(v)));
+    }
+    kura_tree *trees[2] = {b->t[0], b->t[1]};
+    const kura_batch *batches[2] = {bt[0], bt[1]};
+    kura_status s = kura_write_atomic(b->db, NULL, 2, trees, batches);
+    kura_batch_free(bt[0]);
+    kura_batch_free(bt[1]);
+    return s;
+}
+
+static void init_accounts(bank *b)
+{
+    int ids[NACC];
+    long vals[NACC];
+    for (int i = 0; i < NACC; i++)
+        ids[i] = i, vals[i] = START;
+    assert_kura_ok(set_accounts(b, ids, vals, NACC));
+}
+
+/* ---- concurrent transfers, snapshot readers ------------------------------------------------- */
+
+typedef struct run {
+    bank *b;
+    pthread_mutex_t mu; /* the writers' read-modify-write (no item locks at this level) */
+    atomic_bool stop;
+    atomic_long bad, reads;
+    uint64_t seed;
+} run;
+
+static void *writer(void *arg)
+{
+    run *r = arg;
+    uint64_t rng = r->seed;
+    for (int k = 0; k < TRANSFERS; k++) {
+        int from = (int)(test_rand(&rng) % NACC), to = (int)(test_rand(&rng) % NACC);
+        if (from == to)
+            continue;
+        long amount = (long)(test_rand(&rng) % 50);
+        pthread_mutex_lock(&r->mu);
+        int ids[2] = {from, to};
+        long vals[2] = {get_bal(r->b, NULL, from) - amount, get_bal(r->b, NULL, to) + amount};
+        kura_status s = set_accounts(r->b, ids, vals, 2);
+        pthread_mutex_unlock(&r->mu);
+        if (s != KURA_OK)
+            fail_msg("transfer: %s (%s)", kura_status_str(s), kura_last_error());
+    }
+    return NULL;
+}
+
+static void *reader(void *arg)
+{
+    run *r = arg;
+    while (!atomic_load(&r->stop)) {
+        const kura_snapshot *snap = kura_snapshot_new(r->b->db);
+        assert_non_null(snap);
+        if (total(r->b, snap) != (long)NACC * START)
+            atomic_fetch_add(&r->bad, 1);
+        kura_snapshot_free(r->b->db, snap);
+        atomic_fetch_add(&r->reads, 1);
+    }
+    return NULL;
+}
+
+static void test_transfers_keep_the_total(void **state)
+{
+    (void)state;
+    char *dir = test_mkdtemp("txn_bank");
+    bank b;
+    assert_kura_ok(bank_open(dir, NULL, &b));
+    init_accounts(&b);
+    run r = {.b = &b, .seed = test_seed()};
+    pthread_mutex_init(&r.mu, NULL);
+    atomic_init(&r.stop, false);
+    atomic_init(&r.bad, 0);
+    atomic_init(&r.reads, 0);
+    pthread_t w[2], rd;
+    assert_int_equal(pthread_create(&rd, NULL, reader, &r), 0);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&w[i], NULL, writer, &r), 0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(w[i], NULL);
+    atomic_store(&r.stop, true);
+    pthread_join(rd, NULL);
+    assert_int_equal(atomic_load(&r.bad), 0);
+    assert_true(atomic_load(&r.reads) > 0);
+    assert_int_equal(total(&b, NULL), (long)NACC * START);
+    assert_kura_ok(kura_close(b.db));
+    assert_kura_ok(bank_open(dir, NULL, &b)); /* recovery replays the committed pieces */
+    assert_int_equal(total(&b, NULL), (long)NACC * START);
+    assert_kura_ok(kura_close(b.db));
+    pthread_mutex_destroy(&r.mu);
+    test_rmrf(dir);
+}
+
+/* ---- crashes ---------------------------------------------------------------------------------- */
+
+/* The transaction the crash tests cut: four accounts in both trees, every partition likely. */
+static const int CUT_IDS[4] = {1, 2, 13, 30};
+static const long CUT_VALS[4] = {900, 1100, 1300, 700};
+
+/* After the crash and power loss: all four accounts new, or all four old. */
+static bool check_all_or_nothing(bank *b, const char *what)
+{
+    int changed = 0;
+    for (int j = 0; j < 4; j++)
+        changed += get_bal(b, NULL, CUT_IDS[j]) == CUT_VALS[j];
+    if (changed != 0 && changed != 4)
+        fail_msg("%s: %d of 4 writes of the transaction survived", what, changed);
+    assert_int_equal(total(b, NULL), (long)NACC * START);
+    return changed == 4;
+}
+
+/* One crash at `point` (k-th passage) or, with point NULL, before mutating op k; then a power
+ * loss of `mode`. Returns whether the transaction survived; *crashed_out whether the crash
+ * fired. */
+static bool crash_once(const char *point, uint64_t k, io_loss_mode mode, uint64_t seed,
+                       bool *crashed_out, uint64_t *ops_out)
+{
+    char *dir = test_mkdtemp("txn_crash");
+    io_fault *f = io_fault_new(io_env_posix());
+    bank b;
+    assert_kura_ok(bank_open(dir, io_fault_env(f), &b));
+    init_accounts(&b);
+    io_fault_reset_counts(f);
+    if (point)
+        io_fault_crash_at(f, point, k, IO_CRASH_FREEZE);
+    else if (k)
+        io_fault_crash_at_op(f, k, IO_CRASH_FREEZE);
+    kura_status s = set_accounts(&b, CUT_IDS, CUT_VALS, 4);
+    *crashed_out = io_fault_crashed(f);
+    if (ops_out)
+        *ops_out = io_fault_mutating_ops(f);
+    if (!*crashed_out)
+        assert_kura_ok(s);
+    kura_close(b.db); /* errors expected after a crash */
+    io_fault_power_loss(f, mode, seed);
+    assert_kura_ok(bank_open(dir, io_fault_env(f), &b));
+    char what[96];
+    snprintf(what, sizeof what, "crash at %s #%llu, loss %d seed %llu", point ? point : "op",
+             (unsigned long long)k, (int)mode, (unsigned long long)seed);
+    bool survived = check_all_or_nothing(&b, what);
+    if (!*crashed_out && !survived)
+        fail_msg("%s: an acknowledged transaction was lost", what);
+    assert_kura_ok(kura_close(b.db));
+    /* a second recovery decides the same way (the decision is durable) */
+    assert_kura_ok(bank_open(dir, io_fault_env(f), &b));
+    assert_int_equal(check_all_or_nothing(&b, what), survived);
+    assert_kura_ok(kura_close(b.db));
+    io_fault_free(f);
+    test_rmrf(dir);
+    return survived;
+}
+
+static void test_named_crash_points(void **state)
+{
+    (void)state;
+    bool crashed;
+    /* a piece is in a WAL, no commit record: presumed abort */
+    assert_false(crash_once("txn.after_prepare", 1, IO_LOSS_DROP, 1, &crashed, NULL));
+    assert_true(crashed);
+    assert_false(crash_once("txn.after_prepare", 2, IO_LOSS_DROP, 1, &crashed, NULL));
+    assert_true(crashed);
+    /* the commit record is durable, nothing applied: recovery applies every piece */
+    assert_true(crash_once("txn.after_commit", 1, IO_LOSS_DROP, 1, &crashed, NULL));
+    assert_true(crashed);
+}
+
+static void test_every_cut_point(void **state)
+{
+    (void)state;
+    bool crashed;
+    uint64_t ops = 0;
+    assert_true(crash_once(NULL, 0, IO_LOSS_DROP, 1, &crashed, &ops)); /* count, no crash */
+    assert_false(crashed);
+    assert_true(ops > 3);
+    uint64_t seed = test_seed();
+    /* every cut falls before the commit record's sync completes (the last mutating
+     * operation), so no transaction survives, and none may survive in part */
+    for (uint64_t k = 1; k <= ops; k++) {
+        assert_false(crash_once(NULL, k, IO_LOSS_DROP, seed + k, &crashed, NULL));
+        assert_true(crashed);
+        assert_false(crash_once(NULL, k, IO_LOSS_TEAR, seed + k, &crashed, NULL));
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_transfers_keep_the_total),
+        cmocka_unit_test(test_named_crash_points),
+        cmocka_unit_test(test_every_cut_point),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
