@@ -244,8 +244,10 @@ def _sstables(data_dir):
 
 
 def _all_partitions_flushed(data_dir):
-    """Every partition directory of the table holds an SSTable: the whole release is done."""
-    parts = {d for d, _, files in os.walk(data_dir) if os.path.basename(d).startswith("p0")}
+    """Every partition directory of the table holds an SSTable: the whole release is done.
+    The transaction log (#txn) holds nothing while no transaction spans partitions."""
+    parts = {d for d, _, files in os.walk(data_dir)
+             if os.path.basename(d).startswith("p0") and "#txn" not in d}
     return bool(parts) and parts == {os.path.dirname(f) for f in _sstables(data_dir)}
 
 
