@@ -100,6 +100,8 @@ const char *api_str(const jd_t *obj, const char *name);
 bool api_bool(const jd_t *obj, const char *name, bool dflt);
 kura_return_capacity api_rcc(const jd_t *req);
 kura_select api_select(const jd_t *req);
+/* ReturnItemCollectionMetrics: "SIZE" -> KURA_METRICS_SIZE, absent -> NONE. */
+kura_return_metrics api_ricm(const jd_t *req);
 /* ReturnValues-like members: "ALL_OLD" -> KURA_RETURN_ALL_OLD, absent -> NONE. */
 kura_return_values api_return_values(const jd_t *req, const char *name);
 /* Calls legacy_rewrite() for this call's operation (api/legacy.c). */
@@ -130,6 +132,10 @@ kura_status api_write_capacity(kbuf *b, const kura_consumed_capacity *cc,
 /* "ConsumedCapacity": that object, when cc is present and asked for. */
 kura_status api_out_capacity(api_call *c, const kura_consumed_capacity *cc,
                              kura_return_capacity mode);
+/* One ItemCollectionMetrics object: {"ItemCollectionKey":{..},"SizeEstimateRangeGB":[lo,hi]}. */
+kura_status api_write_metrics(kbuf *b, const kura_item_collection_metrics *m);
+/* "ItemCollectionMetrics": that object, when m is present (SIZE on a table with an LSI). */
+kura_status api_out_metrics(api_call *c, const kura_item_collection_metrics *m);
 /* The whole-item size check DynamoDB makes while validating a request. */
 kura_status api_check_item_size(const kura_value *item);
 

@@ -2,7 +2,7 @@
  * req_common.c - This file contains what the operations of the JSON API share: the long
  * per-thread error message, the schema pieces several operations use (ReturnValues,
  * Expected, conditions ...), reading checked request members, the expression attribute maps
- * and the ConsumedCapacity object.
+ * and the ConsumedCapacity and ItemCollectionMetrics objects.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -126,6 +126,12 @@ kura_return_capacity api_rcc(const jd_t *req)
     return strcmp(s, "TOTAL") == 0     ? KURA_CAPACITY_TOTAL
            : strcmp(s, "INDEXES") == 0 ? KURA_CAPACITY_INDEXES
                                        : KURA_CAPACITY_NONE;
+}
+
+kura_return_metrics api_ricm(const jd_t *req)
+{
+    const char *s = api_str(req, "ReturnItemCollectionMetrics");
+    return s && strcmp(s, "SIZE") == 0 ? KURA_METRICS_SIZE : KURA_METRICS_NONE;
 }
 
 kura_select api_select(const jd_t *req)
@@ -361,4 +367,22 @@ kura_status api_out_capacity(api_call *c, const kura_consumed_capacity *cc,
     if (!cc->present || mode == KURA_CAPACITY_NONE) return KURA_OK;
     kura_status s = jw_key(&c->out, "ConsumedCapacity", 16);
     return s == KURA_OK ? api_write_capacity(&c->out, cc, mode) : s;
+}
+
+kura_status api_write_metrics(kbuf *b, const kura_item_collection_metrics *m)
+{
+    kura_status s = jw_raw(b, "{\"ItemCollectionKey\":");
+    if (s == KURA_OK) s = jw_item(b, m->item_collection_key);
+    if (s == KURA_OK) s = jw_raw(b, ",\"SizeEstimateRangeGB\":[");
+    if (s == KURA_OK) s = jw_real(b, m->size_estimate_range_gb[0]);
+    if (s == KURA_OK) s = jw_raw(b, ",");
+    if (s == KURA_OK) s = jw_real(b, m->size_estimate_range_gb[1]);
+    return s == KURA_OK ? jw_raw(b, "]}") : s;
+}
+
+kura_status api_out_metrics(api_call *c, const kura_item_collection_metrics *m)
+{
+    if (!m->present) return KURA_OK;
+    kura_status s = jw_key(&c->out, "ItemCollectionMetrics", 21);
+    return s == KURA_OK ? api_write_metrics(&c->out, m) : s;
 }

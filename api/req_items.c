@@ -38,7 +38,8 @@ static kura_status check_old_only(const jd_t *req, kura_return_values *rv_out)
     return KURA_OK;
 }
 
-/* The response of a write, or the error with its ConditionalCheckFailed item. */
+/* The response of a write (Attributes, ConsumedCapacity, ItemCollectionMetrics, in DynamoDB's
+ * order), or the error with its ConditionalCheckFailed item. */
 static kura_status finish_write(api_call *c, kura_status s, kura_write_result *res,
                                 kura_return_capacity rcc)
 {
@@ -51,6 +52,7 @@ static kura_status finish_write(api_call *c, kura_status s, kura_write_result *r
     } else {
         if (res->attributes) s = api_out_item(c, "Attributes", res->attributes);
         if (s == KURA_OK) s = api_out_capacity(c, &res->consumed_capacity, rcc);
+        if (s == KURA_OK) s = api_out_metrics(c, &res->item_collection_metrics);
     }
     kura_write_result_free(res);
     return s;
@@ -90,6 +92,7 @@ static kura_status run_put(api_call *c)
         req.return_values_on_condition_check_failure =
             api_return_values(c->req, "ReturnValuesOnConditionCheckFailure");
         req.return_consumed_capacity = api_rcc(c->req);
+        req.return_item_collection_metrics = api_ricm(c->req);
         kura_write_result res = {0};
         s = finish_write(c, kura_put_item(c->db, &req, &res), &res, req.return_consumed_capacity);
     }
@@ -192,6 +195,7 @@ static kura_status run_update(api_call *c)
             .return_values_on_condition_check_failure =
                 api_return_values(c->req, "ReturnValuesOnConditionCheckFailure"),
             .return_consumed_capacity = api_rcc(c->req),
+            .return_item_collection_metrics = api_ricm(c->req),
         };
         kura_write_result res = {0};
         s = finish_write(c, kura_update_item(c->db, &req, &res), &res,
@@ -237,6 +241,7 @@ static kura_status run_delete(api_call *c)
         req.return_values_on_condition_check_failure =
             api_return_values(c->req, "ReturnValuesOnConditionCheckFailure");
         req.return_consumed_capacity = api_rcc(c->req);
+        req.return_item_collection_metrics = api_ricm(c->req);
         kura_write_result res = {0};
         s = finish_write(c, kura_delete_item(c->db, &req, &res), &res,
                          req.return_consumed_capacity);

@@ -10,7 +10,9 @@
  * plain PutItem / GetItem path creates no expression context and allocates only the storage
  * key, the encoded item (table_write) and, for GetItem, the result; kura_get_item_encoded
  * (engine/get_encoded.h, the JSON API's GetItem) reads the stored bytes into the caller's
- * buffer instead of decoding them.
+ * buffer instead of decoding them. On a table with a local secondary index the locked step
+ * also accounts the item's collection (engine/table_collection.h: the 10 GB limit and
+ * ReturnItemCollectionMetrics) between the condition and the write.
  */
 #include "engine/item_int.h"
 
@@ -18,6 +20,7 @@
 #include <string.h>
 
 #include "engine/get_encoded.h"
+#include "engine/table_collection.h"
 #include "engine/table_index.h"
 #include "util/status.h"
 
@@ -59,6 +62,17 @@ kura_status item_check_return_on_failure(kura_return_values rv)
                     "'returnValuesOnConditionCheckFailure' failed to satisfy constraint: "
                     "Member must satisfy enum value set: [ALL_OLD, NONE]",
                     (int)rv);
+}
+
+kura_status item_check_return_metrics(kura_return_metrics rm)
+{
+    if (rm == KURA_METRICS_NONE || rm == KURA_METRICS_SIZE)
+        return KURA_OK;
+    return kura_err(KURA_E_INVALID,
+                    "1 validation error detected: Value '%d' at 'returnItemCollectionMetrics' "
+                    "failed to satisfy constraint: Member must satisfy enum value set: [SIZE, "
+                    "NONE]",
+                    (int)rm);
 }
 
 kura_status item_check_map_param(const kura_value *m, const char *param)
@@ -138,9 +152,13 @@ kura_status item_check_projection_keys(const kura_table *t, const expr_projectio
 
 kura_status item_write_locked(kura_table *t, const uint8_t *skey, size_t klen,
                               const expr_node *cond, bool read_old, const kura_value *item,
-                              kura_value *old, bool *found_out)
+                              kura_value *old, bool *found_out,
+                              kura_item_collection_metrics *icm)
 {
     bool found = false;
+    coll_ticket tk;
+    uint64_t coll_bytes = 0;
+    bool measured = false;
     kmutex *mu = table_item_lock(t, skey, klen);
     kmutex_lock(mu);
     read_old |= table_has_indexes(t); /* its indexes are maintained from the old image */
@@ -148,8 +166,16 @@ kura_status item_write_locked(kura_table *t, const uint8_t *skey, size_t klen,
     if (s == KURA_OK && cond && !expr_eval_condition(cond, found ? old : NULL))
         s = kura_err(KURA_E_CONDITION_FAILED, "The conditional request failed");
     if (s == KURA_OK)
+        s = table_coll_begin(t, skey, klen, found ? old : NULL, item, icm != NULL, &tk);
+    if (s == KURA_OK) {
+        measured = tk.measured;
+        coll_bytes = tk.size_after;
         s = table_write(t, skey, klen, item, found ? old : NULL);
+        table_coll_end(t, &tk, s == KURA_OK);
+    }
     kmutex_unlock(mu);
+    if (s == KURA_OK && icm && measured)
+        s = table_coll_metrics(t, skey, klen, coll_bytes, icm);
     *found_out = found;
     return s;
 }
@@ -175,6 +201,7 @@ void kura_write_result_free(kura_write_result *r)
     kura_value_free(r->attributes);
     kura_value_free(r->item);
     capacity_free(&r->consumed_capacity);
+    table_coll_metrics_free(&r->item_collection_metrics);
     memset(r, 0, sizeof *r);
 }
 
@@ -189,15 +216,18 @@ void kura_get_item_res_free(kura_get_item_res *r)
 
 /* The end of a put or delete: on a failed condition the ALL_OLD item goes to res->item and the
  * result is published (the one exception to "out-params only on success"); on success
- * ReturnValues ALL_OLD and the capacity. Consumes *old. */
+ * ReturnValues ALL_OLD, the capacity and the item collection metrics *icm. Consumes *old and
+ * *icm. */
 static kura_status finish_write(kura_status s, const kura_table *t, const kura_value *neu,
                                 kura_return_values rv,
                                 kura_return_values rv_on_failure, kura_return_capacity rc,
                                 kura_value *old, bool found, size_t new_bytes,
-                                kura_write_result *res_out)
+                                kura_item_collection_metrics *icm, kura_write_result *res_out)
 {
-    kura_write_result res = {0};
+    kura_write_result res = {.item_collection_metrics = *icm};
+    memset(icm, 0, sizeof *icm);
     if (s == KURA_E_CONDITION_FAILED) {
+        table_coll_metrics_free(&res.item_collection_metrics); /* (never filled then) */
         if (found && rv_on_failure == KURA_RETURN_ALL_OLD && !(res.item = item_value_take(old)))
             return kura_err(KURA_E_NOMEM, "out of memory");
         *res_out = res;
@@ -234,6 +264,7 @@ typedef struct single_write {
     const kura_expression_attributes *expr;
     kura_return_values rv, rv_on_failure;
     kura_return_capacity rcc;
+    kura_return_metrics rm;
 } single_write;
 
 static kura_status single_write_check(const single_write *w, item_exprs *ex)
@@ -245,6 +276,8 @@ static kura_status single_write_check(const single_write *w, item_exprs *ex)
         s = item_check_return_values(w->rv, false);
     if (s == KURA_OK)
         s = item_check_return_on_failure(w->rv_on_failure);
+    if (s == KURA_OK)
+        s = item_check_return_metrics(w->rm);
     if (s == KURA_OK)
         s = item_exprs_parse(w->expr, NULL, w->condition_expression, NULL,
                              "ConditionExpression is null", ex);
@@ -271,10 +304,12 @@ static kura_status single_write_run(kura_db *db, const single_write *w,
         bool read_old = ex.cond || w->rv == KURA_RETURN_ALL_OLD ||
                         w->rv_on_failure == KURA_RETURN_ALL_OLD || w->rcc != KURA_CAPACITY_NONE;
         const kura_value *item = w->is_put ? w->m : NULL;
-        s = item_write_locked(t, key.data, key.len, ex.cond, read_old, item, &old, &found);
+        kura_item_collection_metrics icm = {0};
+        s = item_write_locked(t, key.data, key.len, ex.cond, read_old, item, &old, &found,
+                              w->rm == KURA_METRICS_SIZE ? &icm : NULL);
         size_t new_bytes = item && w->rcc != KURA_CAPACITY_NONE ? val_item_size(item) : 0;
         s = finish_write(s, t, item, w->rv, w->rv_on_failure, w->rcc, &old, found, new_bytes,
-                         res_out);
+                         &icm, res_out);
     }
     val_clear(&old);
     kbuf_free(&key);
@@ -287,7 +322,7 @@ kura_status kura_put_item(kura_db *db, const kura_put_item_req *req, kura_write_
 {
     single_write w = {req->table_name, req->item, true, req->condition_expression, &req->expr,
                       req->return_values, req->return_values_on_condition_check_failure,
-                      req->return_consumed_capacity};
+                      req->return_consumed_capacity, req->return_item_collection_metrics};
     return single_write_run(db, &w, res_out);
 }
 
@@ -296,7 +331,7 @@ kura_status kura_delete_item(kura_db *db, const kura_delete_item_req *req,
 {
     single_write w = {req->table_name, req->key, false, req->condition_expression, &req->expr,
                       req->return_values, req->return_values_on_condition_check_failure,
-                      req->return_consumed_capacity};
+                      req->return_consumed_capacity, req->return_item_collection_metrics};
     return single_write_run(db, &w, res_out);
 }
 

@@ -13,9 +13,12 @@
  * returned in unprocessed_keys. Each key read is charged on its own (capacity.c).
  *
  * BatchWriteItem applies each put or delete atomically under its item lock (not the batch as
- * a whole, as DynamoDB); the old item is read only to charge capacity.
+ * a whole, as DynamoDB); the old item is read only to charge capacity (and, for a table with
+ * indexes, always). With ReturnItemCollectionMetrics SIZE each request on a table with an LSI
+ * returns the metrics of its item collection, in request order.
  */
 #include "engine/item_int.h"
+#include "engine/table_collection.h"
 #include "engine/table_index.h"
 
 #include <stdlib.h>
@@ -249,6 +252,9 @@ void kura_batch_write_res_free(kura_batch_write_res *r)
     for (size_t i = 0; i < r->consumed_capacity_count; i++)
         capacity_free(&r->consumed_capacity[i]);
     free(r->consumed_capacity);
+    for (size_t i = 0; i < r->item_collection_metrics_count; i++)
+        table_coll_metrics_free(&r->item_collection_metrics[i]);
+    free(r->item_collection_metrics);
     memset(r, 0, sizeof *r);
 }
 
@@ -260,6 +266,9 @@ static kura_status batch_write_check(const kura_batch_write_req *req)
                         "satisfy constraint: Member must have length greater than or equal to 1");
     if (req->request_count > BATCH_WRITE_MAX)
         return kura_err(KURA_E_INVALID, "Too many items requested for the BatchWriteItem call");
+    kura_status rs = item_check_return_metrics(req->return_item_collection_metrics);
+    if (rs != KURA_OK)
+        return rs;
     for (size_t i = 0; i < req->request_count; i++) {
         const kura_write_request *w = &req->requests[i];
         kura_status s = item_check_map_param(w->item, w->is_delete ? "key" : "item");
@@ -283,15 +292,16 @@ static kura_status batch_write_key(const kura_table *t, const kura_write_request
     return s;
 }
 
-/* Applies request i and adds its capacity to *units, and its indexes' to *ix (present). */
+/* Applies request i and adds its capacity to *units, and its indexes' to *ix (present); *icm
+ * (NULL: not asked for) gets its item collection's metrics. */
 static kura_status batch_write_one(kura_table *t, const kura_write_request *w, const kbuf *key,
                                    bool charge, kura_return_capacity mode, double *units,
-                                   kura_consumed_capacity *ix)
+                                   kura_consumed_capacity *ix, kura_item_collection_metrics *icm)
 {
     kura_value old = {0};
     bool found = false;
     kura_status s = item_write_locked(t, key->data, key->len, NULL, charge,
-                                      w->is_delete ? NULL : w->item, &old, &found);
+                                      w->is_delete ? NULL : w->item, &old, &found, icm);
     if (s == KURA_OK && charge) {
         size_t old_bytes = found ? val_item_size(&old) : 0;
         size_t new_bytes = w->is_delete ? 0 : val_item_size(w->item);
@@ -300,6 +310,25 @@ static kura_status batch_write_one(kura_table *t, const kura_write_request *w, c
     }
     val_clear(&old);
     return s;
+}
+
+/* The metrics of the requests on tables with an LSI, in request order (moved from icm). */
+static kura_status batch_write_metrics(kura_item_collection_metrics *icm, size_t n,
+                                       kura_batch_write_res *res)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += icm[i].present;
+    if (k == 0)
+        return KURA_OK;
+    if (!(res->item_collection_metrics = calloc(k, sizeof *res->item_collection_metrics)))
+        return nomem();
+    for (size_t i = 0; i < n; i++)
+        if (icm[i].present) {
+            res->item_collection_metrics[res->item_collection_metrics_count++] = icm[i];
+            memset(&icm[i], 0, sizeof icm[i]);
+        }
+    return KURA_OK;
 }
 
 /* Capacity per table in order of first appearance. */
@@ -345,6 +374,8 @@ kura_status kura_batch_write_item(kura_db *db, const kura_batch_write_req *req,
     kbuf keys[BATCH_WRITE_MAX];
     double units[BATCH_WRITE_MAX] = {0}; /* by the index of the table's first request */
     kura_consumed_capacity ix[BATCH_WRITE_MAX]; /* the indexes' share, likewise */
+    kura_item_collection_metrics icm[BATCH_WRITE_MAX] = {0}; /* by request */
+    bool metrics = req->return_item_collection_metrics == KURA_METRICS_SIZE;
     for (size_t i = 0; i < BATCH_WRITE_MAX; i++)
         ix[i] = (kura_consumed_capacity){.present = true};
     kura_batch_write_res res = {0};
@@ -369,12 +400,17 @@ kura_status kura_batch_write_item(kura_db *db, const kura_batch_write_req *req,
         while (tables[first] != tables[i])
             first++;
         s = batch_write_one(tables[i], &req->requests[i], &keys[i], charge,
-                            req->return_consumed_capacity, &units[first], &ix[first]);
+                            req->return_consumed_capacity, &units[first], &ix[first],
+                            metrics ? &icm[i] : NULL);
     }
     if (s == KURA_OK && charge)
         s = batch_write_capacity(req, tables, units, ix, &res);
-    for (size_t i = 0; i < BATCH_WRITE_MAX; i++)
+    if (s == KURA_OK && metrics)
+        s = batch_write_metrics(icm, n, &res);
+    for (size_t i = 0; i < BATCH_WRITE_MAX; i++) {
         capacity_free(&ix[i]);
+        table_coll_metrics_free(&icm[i]);
+    }
     release_tables(tables, n);
     for (size_t i = 0; i < n; i++)
         kbuf_free(&keys[i]);

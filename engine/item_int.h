@@ -58,16 +58,23 @@ kura_status item_check_map_param(const kura_value *m, const char *param);
  * Key: pk". */
 kura_status item_check_projection_keys(const kura_table *t, const expr_projection *p);
 
+/* ReturnItemCollectionMetrics: NONE or SIZE; KURA_E_INVALID with DynamoDB's enum message. */
+kura_status item_check_return_metrics(kura_return_metrics rm);
+
 /*
  * The locked step of a put or delete: under the item's lock, reads the old item into *old
  * (empty on entry; stays empty if absent, *found_out tells) when `read_old`, evaluates `cond`
- * (NULL: none) on it, and writes `item` (NULL: deletes). A false condition is
- * KURA_E_CONDITION_FAILED ("The conditional request failed") with *old still filled, nothing
- * written. `cond` requires `read_old`.
+ * (NULL: none) on it, checks and accounts the item's collection (engine/table_collection.h:
+ * KURA_E_COLLECTION_SIZE when the write would take it past the limit), and writes `item`
+ * (NULL: deletes). A false condition is KURA_E_CONDITION_FAILED ("The conditional request
+ * failed") with *old still filled, nothing written. `cond` requires `read_old`. `icm`: NULL,
+ * or (ReturnItemCollectionMetrics SIZE) an empty metrics struct filled on success when the
+ * table has an LSI.
  */
 kura_status item_write_locked(kura_table *t, const uint8_t *skey, size_t klen,
                               const expr_node *cond, bool read_old, const kura_value *item,
-                              kura_value *old, bool *found_out);
+                              kura_value *old, bool *found_out,
+                              kura_item_collection_metrics *icm);
 
 /* Moves *v (a non-empty value) into a new heap value the caller frees with kura_value_free;
  * *v is empty afterwards. NULL (and *v cleared) when out of memory. */

@@ -13,8 +13,13 @@
  * ReturnValues: ALL_OLD and ALL_NEW return the whole item before / after; UPDATED_OLD and
  * UPDATED_NEW only the paths the update named (expr_updated_attributes), before / after. An
  * empty result (no old item, nothing at those paths) is no Attributes at all, as DynamoDB.
+ *
+ * On a table with a local secondary index the new item's collection is checked and accounted
+ * under the lock before the write (engine/table_collection.h); ReturnItemCollectionMetrics
+ * SIZE reports it, also when nothing was written.
  */
 #include "engine/item_int.h"
+#include "engine/table_collection.h"
 #include "engine/table_index.h"
 
 #include <stdlib.h>
@@ -31,6 +36,8 @@ static kura_status update_check(const kura_update_item_req *req, item_exprs *ex)
         s = item_check_return_values(req->return_values, true);
     if (s == KURA_OK)
         s = item_check_return_on_failure(req->return_values_on_condition_check_failure);
+    if (s == KURA_OK)
+        s = item_check_return_metrics(req->return_item_collection_metrics);
     if (s == KURA_OK)
         s = item_exprs_parse(&req->expr, req->update_expression, req->condition_expression,
                              NULL, "UpdateExpression and ConditionExpression are null", ex);
@@ -107,11 +114,13 @@ static kura_status update_return(kura_return_values rv, const expr_update *u, ku
     return KURA_OK;
 }
 
-/* The locked part: read, condition, build, write. *old_bytes_out is the old item's size when
- * capacity is returned (measured before the update may consume the old item). */
+/* The locked part: read, condition, build, the item collection (engine/table_collection.h),
+ * write. *old_bytes_out is the old item's size when capacity is returned (measured before the
+ * update may consume the old item); *icm the collection's metrics when asked for (SIZE). */
 static kura_status update_locked(kura_table *t, const kbuf *key, const kura_update_item_req *req,
                                  const item_exprs *ex, kura_value *old, bool *found,
-                                 kura_value *neu, size_t *old_bytes_out)
+                                 kura_value *neu, size_t *old_bytes_out,
+                                 kura_item_collection_metrics *icm)
 {
     bool keep_old = req->return_values == KURA_RETURN_ALL_OLD ||
                     req->return_values == KURA_RETURN_UPDATED_OLD ||
@@ -127,10 +136,25 @@ static kura_status update_locked(kura_table *t, const kbuf *key, const kura_upda
         s = update_build(ex, req->key, old, *found, keep_old, neu);
     if (s == KURA_OK)
         s = table_index_check_item(t, neu);
-    /* an existing item without an UpdateExpression is unchanged: nothing to write */
-    if (s == KURA_OK && (ex->update || !*found))
-        s = table_write(t, key->data, key->len, neu, *found ? old : NULL);
+    /* an existing item without an UpdateExpression is unchanged: nothing to write (its
+     * collection is still measured for SIZE: neu equals old, a delta of 0) */
+    bool write = ex->update || !*found;
+    bool want = req->return_item_collection_metrics == KURA_METRICS_SIZE;
+    coll_ticket tk;
+    bool measured = false;
+    uint64_t coll_bytes = 0;
+    if (s == KURA_OK) /* keep_old holds for a table with an LSI: `old` is intact */
+        s = table_coll_begin(t, key->data, key->len, *found ? old : NULL, neu, want, &tk);
+    if (s == KURA_OK) {
+        measured = tk.measured;
+        coll_bytes = tk.size_after;
+        if (write)
+            s = table_write(t, key->data, key->len, neu, *found ? old : NULL);
+        table_coll_end(t, &tk, s == KURA_OK);
+    }
     kmutex_unlock(mu);
+    if (s == KURA_OK && want && measured)
+        s = table_coll_metrics(t, key->data, key->len, coll_bytes, icm);
     return s;
 }
 
@@ -153,7 +177,8 @@ kura_status kura_update_item(kura_db *db, const kura_update_item_req *req,
     if (s == KURA_OK)
         s = check_key_untouched(t, ex.update);
     if (s == KURA_OK)
-        s = update_locked(t, &key, req, &ex, &old, &found, &neu, &old_bytes);
+        s = update_locked(t, &key, req, &ex, &old, &found, &neu, &old_bytes,
+                          &res.item_collection_metrics);
     if (s == KURA_E_CONDITION_FAILED) {
         if (found && req->return_values_on_condition_check_failure == KURA_RETURN_ALL_OLD &&
             !(res.item = item_value_take(&old)))

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/collection.h"
 #include "engine/table_int.h"
 #include "util/hash.h"
 #include "util/status.h"
@@ -357,6 +358,7 @@ void table_free(kura_table *t)
     for (int i = 0; i < TABLE_LOCK_STRIPES; i++)
         kmutex_destroy(&t->item_locks[i]);
     kmutex_destroy(&t->count_mu);
+    coll_cache_free(t->colls);
     for (size_t i = 0; i < t->nattr_defs; i++)
         free((char *)t->attr_defs[i].attribute_name);
     free(t->attr_defs);
@@ -371,6 +373,10 @@ kura_table *table_new(void)
     kura_table *t = calloc(1, sizeof *t);
     if (!t)
         return NULL;
+    if (!(t->colls = coll_cache_new(0))) {
+        free(t);
+        return NULL;
+    }
     for (int i = 0; i < TABLE_LOCK_STRIPES; i++)
         kmutex_init(&t->item_locks[i]);
     kmutex_init(&t->count_mu);

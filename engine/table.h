@@ -75,6 +75,9 @@ typedef struct kura_table {
 
     int refs;                    /* pins, under db->tables_mu */
     kmutex item_locks[TABLE_LOCK_STRIPES];
+    /* the sizes of its item collections, used when it has an LSI (engine/collection.h,
+     * engine/table_collection.h) */
+    struct coll_cache *colls;
 
     /* DescribeTable's ItemCount/TableSizeBytes (engine/table_count.c): the last count and
      * the write counter it saw; the rest under count_mu. `dropped`: DeleteTable unlinked the

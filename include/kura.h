@@ -106,6 +106,11 @@ typedef struct kura_options {
     uint64_t level1_bytes;            /* L1 per partition, default 16 MiB; x10 per level */
     uint64_t sstable_target_bytes;    /* output file size of compactions, default 4 MiB */
     struct io_env *io;                /* borrowed, must outlive the database; NULL = POSIX */
+    /* Tables with a local secondary index: the largest an item collection (the items of one
+     * partition key value with their LSI entries) may grow to; a write that would take it
+     * past this fails with KURA_E_COLLECTION_SIZE. 0 (the default) = DynamoDB's 10 GB
+     * (10 * 2^30 bytes). A few KB lets a test reach it. */
+    uint64_t item_collection_limit_bytes;
 } kura_options;
 
 /* Fills *opts with the defaults above. */
@@ -278,6 +283,7 @@ void kura_get_stats(kura_db *db, kura_stats *stats_out);
  *   KURA_E_RESOURCE_IN_USE      ResourceInUseException
  *   KURA_E_CONDITION_FAILED     ConditionalCheckFailedException
  *   KURA_E_LIMIT_EXCEEDED       LimitExceededException
+ *   KURA_E_COLLECTION_SIZE      ItemCollectionSizeLimitExceededException
  * and the storage errors above (KURA_E_IO, KURA_E_CORRUPTION, KURA_E_NOSPC, KURA_E_READONLY,
  * KURA_E_NOMEM) are InternalServerError. The request structs mirror DynamoDB's parameters
  * (same names in snake case); zero-initialise a request, then set what you need.
@@ -368,6 +374,12 @@ typedef enum kura_return_capacity {
     KURA_CAPACITY_INDEXES,
 } kura_return_capacity;
 
+/* ReturnItemCollectionMetrics. */
+typedef enum kura_return_metrics {
+    KURA_METRICS_NONE = 0,
+    KURA_METRICS_SIZE,
+} kura_return_metrics;
+
 typedef enum kura_select {
     KURA_SELECT_DEFAULT = 0, /* not given: ALL_ATTRIBUTES, or SPECIFIC_ATTRIBUTES with a
                               * projection expression */
@@ -400,6 +412,21 @@ typedef struct kura_consumed_capacity {
     kura_index_capacity *indexes; /* INDEXES: owned by the result; NULL when none */
     size_t index_count;
 } kura_consumed_capacity;
+
+/* ItemCollectionMetrics of one write (ReturnItemCollectionMetrics SIZE on a table with at
+ * least one local secondary index): the item collection the write touched, the items that
+ * share its partition key value, and DynamoDB's estimate of its size after the write. The
+ * size is the DynamoDB item sizes of the collection's items plus the projected sizes of their
+ * entries in every LSI (the sizes DescribeTable's TableSizeBytes and IndexSizeBytes add up),
+ * kept per collection in memory and updated by every write (docs/data-model.md, "Item
+ * collections"). Everything is freed with the result that holds it. */
+typedef struct kura_item_collection_metrics {
+    bool present;       /* false: not asked for, or the table has no LSI */
+    char *table_name;   /* owned by the result */
+    kura_value *item_collection_key; /* M: {partition key name: value}, owned by the result */
+    double size_estimate_range_gb[2]; /* [floor(GB), floor(GB) + 1], GB = 2^30 bytes */
+    uint64_t size_bytes; /* kura: the estimate in bytes that range comes from */
+} kura_item_collection_metrics;
 
 /* Expression parameters shared by the item operations. `names` is a map "#n" -> S (the
  * attribute name), `values` a map ":v" -> value; both may be NULL. Borrowed for the call. */
@@ -596,11 +623,21 @@ void kura_free_strings(char **strs, size_t n);
 /* The result of PutItem, UpdateItem and DeleteItem. kura_write_result_free() frees the
  * contents. On KURA_E_CONDITION_FAILED, `item` holds the current item when
  * return_values_on_condition_check_failure was ALL_OLD and an item exists (the one exception
- * to "outputs are written only on success"). */
+ * to "outputs are written only on success").
+ *
+ * Item collections (tables with at least one local secondary index): with
+ * return_item_collection_metrics SIZE, item_collection_metrics describes the collection of
+ * the item's partition key value after the write (also for a delete, and for an UpdateItem
+ * that changed nothing); on a table without an LSI it stays absent, as in DynamoDB. A write
+ * that grows an item and would take its collection past kura_options.item_collection_limit_bytes
+ * (10 GB by default) fails with KURA_E_COLLECTION_SIZE ("Collection size exceeded") and writes
+ * nothing; deletes and writes that do not grow the item never fail so. A value of
+ * return_item_collection_metrics other than NONE and SIZE is KURA_E_INVALID. */
 typedef struct kura_write_result {
     kura_value *attributes; /* ReturnValues, or NULL */
     kura_value *item;       /* ReturnValuesOnConditionCheckFailure item, or NULL */
     kura_consumed_capacity consumed_capacity;
+    kura_item_collection_metrics item_collection_metrics; /* ReturnItemCollectionMetrics */
 } kura_write_result;
 void kura_write_result_free(kura_write_result *r);
 
@@ -612,6 +649,7 @@ typedef struct kura_put_item_req {
     kura_return_values return_values; /* NONE or ALL_OLD */
     kura_return_values return_values_on_condition_check_failure; /* NONE or ALL_OLD */
     kura_return_capacity return_consumed_capacity;
+    kura_return_metrics return_item_collection_metrics; /* NONE or SIZE */
 } kura_put_item_req;
 kura_status kura_put_item(kura_db *db, const kura_put_item_req *req, kura_write_result *res_out);
 
@@ -624,6 +662,7 @@ typedef struct kura_update_item_req {
     kura_return_values return_values;
     kura_return_values return_values_on_condition_check_failure;
     kura_return_capacity return_consumed_capacity;
+    kura_return_metrics return_item_collection_metrics; /* NONE or SIZE */
 } kura_update_item_req;
 kura_status kura_update_item(kura_db *db, const kura_update_item_req *req,
                              kura_write_result *res_out);
@@ -636,6 +675,7 @@ typedef struct kura_delete_item_req {
     kura_return_values return_values; /* NONE or ALL_OLD */
     kura_return_values return_values_on_condition_check_failure;
     kura_return_capacity return_consumed_capacity;
+    kura_return_metrics return_item_collection_metrics; /* NONE or SIZE */
 } kura_delete_item_req;
 kura_status kura_delete_item(kura_db *db, const kura_delete_item_req *req,
                              kura_write_result *res_out);
@@ -743,14 +783,21 @@ typedef struct kura_batch_write_req {
     const kura_write_request *requests; /* 1..25 */
     size_t request_count;
     kura_return_capacity return_consumed_capacity;
+    kura_return_metrics return_item_collection_metrics; /* NONE or SIZE */
 } kura_batch_write_req;
 
 /* Every request is applied (kura does not throttle, so UnprocessedItems is always empty);
- * each put or delete is atomic on its own, the batch as a whole is not. Capacity per table,
- * in order of first appearance. */
+ * each put or delete is atomic on its own, the batch as a whole is not: a request that fails
+ * (KURA_E_COLLECTION_SIZE, as kura_write_result describes, or a storage error) ends the
+ * batch with that error, the requests before it applied. Capacity per table, in order of
+ * first appearance. With return_item_collection_metrics SIZE, item_collection_metrics has
+ * one entry per request on a table with a local secondary index, in request order, each
+ * naming its table (none for requests on tables without an LSI). */
 typedef struct kura_batch_write_res {
     kura_consumed_capacity *consumed_capacity;
     size_t consumed_capacity_count;
+    kura_item_collection_metrics *item_collection_metrics; /* owned; NULL when none */
+    size_t item_collection_metrics_count;
 } kura_batch_write_res;
 kura_status kura_batch_write_item(kura_db *db, const kura_batch_write_req *req,
                                   kura_batch_write_res *res_out);

@@ -3,7 +3,7 @@
  *
  *   kura-server --data DIR | --in-memory  [--host 127.0.0.1] [--port 8000] [--sync|--relaxed]
  *               [--partitions N] [--threads N] [--auth ACCESS_KEY:SECRET] [--idle-ms N]
- *               [--gsi-read-wait[=MS]]
+ *               [--gsi-read-wait[=MS]] [--item-collection-limit BYTES]
  *
  * Lifecycle: SIGINT, SIGTERM and SIGHUP are blocked in every thread before any is created, then
  *   open the database -> start the HTTP daemon -> print "kura-server listening on
@@ -22,6 +22,9 @@
  * --gsi-read-wait (off by default; MS defaults to IXADM_DEFAULT_WAIT_MS) makes every Query and
  * Scan of an index first wait for the index to apply the writes committed before it, so
  * tests against the server read their writes on a GSI (http.c, index_admin.h).
+ * --item-collection-limit sets kura_options.item_collection_limit_bytes: the size past which
+ * a write to an item collection of a table with an LSI is refused with
+ * ItemCollectionSizeLimitExceededException (default DynamoDB's 10 GB; a few KB for tests).
  */
 #include <errno.h>
 #include <limits.h>
@@ -95,6 +98,7 @@ typedef struct srv_options {
     int durability; /* -1: not given */
     uint32_t partitions;
     unsigned idle_ms; /* 0: never release memory when idle */
+    uint64_t collection_limit; /* --item-collection-limit, 0: DynamoDB's 10 GB */
     char *auth_key, *auth_secret; /* --auth, malloc'ed */
     srv_config cfg;
 } srv_options;
@@ -106,10 +110,14 @@ static void usage(const char *msg)
             "usage: kura-server --data DIR | --in-memory [--host 127.0.0.1] [--port 8000]\n"
             "                   [--sync | --relaxed] [--partitions N] [--threads N]\n"
             "                   [--auth ACCESS_KEY:SECRET] [--idle-ms N] [--gsi-read-wait[=MS]]\n"
+            "                   [--item-collection-limit BYTES]\n"
             "  --gsi-read-wait[=MS]  a Query or Scan with IndexName first waits (at most MS,\n"
             "                        default %u) until the index has applied every write\n"
             "                        acknowledged before it: read-your-writes on GSIs for\n"
             "                        deterministic tests (off by default)\n"
+            "  --item-collection-limit BYTES  the largest item collection (one partition key\n"
+            "                        value with its LSI entries) of a table with an LSI;\n"
+            "                        default 10 GB as DynamoDB\n"
             "  kura's own endpoints: GET /kura/indexes (every index's lag), POST\n"
             "  /kura/index-wait {\"TableName\",\"IndexName\"?,\"TimeoutMillis\"?} (docs/server.md)\n",
             IXADM_DEFAULT_WAIT_MS);
@@ -125,6 +133,18 @@ static unsigned parse_uint(const char *opt, const char *s, unsigned lo, unsigned
         exit(EXIT_USAGE);
     }
     return (unsigned)v;
+}
+
+static uint64_t parse_u64(const char *opt, const char *s)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (!*s || *end || *s == '-' || v == 0 || errno) {
+        fprintf(stderr, "kura-server: %s takes a positive number of bytes, not '%s'\n", opt, s);
+        exit(EXIT_USAGE);
+    }
+    return (uint64_t)v;
 }
 
 /* KEY:SECRET. The secret is copied and blanked in argv, so that ps and /proc/PID/cmdline
@@ -195,6 +215,8 @@ static void parse_args(int argc, char **argv, srv_options *o, long cores)
             parse_auth(o, v);
         else if (strcmp(a, "--idle-ms") == 0)
             o->idle_ms = parse_uint(a, v, 0, 86400000);
+        else if (strcmp(a, "--item-collection-limit") == 0)
+            o->collection_limit = parse_u64(a, v);
         else {
             fprintf(stderr, "kura-server: unknown option: %s\n", a);
             usage(NULL);
@@ -213,6 +235,7 @@ static kura_status open_db(srv_options *o, const char *dir, kura_db **db_out)
         opts.durability = KURA_RELAXED;
     o->cfg.sync_writers = opts.durability == KURA_SYNC ? SRV_SYNC_WRITERS : 0;
     if (o->partitions) opts.default_partitions = o->partitions;
+    opts.item_collection_limit_bytes = o->collection_limit;
     return kura_open(dir, &opts, db_out);
 }
 

@@ -863,7 +863,7 @@ static void test_batch_write(void **state)
         vals[i] = M("pk", S("bw"), "sk", N(sk), NULL);
         w[i] = (kura_write_request){"Items", false, vals[i]};
     }
-    kura_batch_write_req req = {w, 26, KURA_CAPACITY_TOTAL};
+    kura_batch_write_req req = {w, 26, KURA_CAPACITY_TOTAL, KURA_METRICS_NONE};
     kura_batch_write_res res;
     assert_err(kura_batch_write_item(f->db, &req, &res), KURA_E_INVALID,
                "Too many items requested for the BatchWriteItem call");
