@@ -331,23 +331,24 @@ static kura_status batch_write_metrics(kura_item_collection_metrics *icm, size_t
     return KURA_OK;
 }
 
-/* Capacity per table in order of first appearance. */
-static kura_status batch_write_capacity(const kura_batch_write_req *req, kura_table **tables,
-                                        const double *units, const kura_consumed_capacity *ix,
-                                        kura_batch_write_res *res)
+kura_status item_capacity_per_table(kura_return_capacity mode, kura_table *const *tables,
+                                    size_t n, const double *units,
+                                    const kura_consumed_capacity *ix,
+                                    kura_consumed_capacity **out, size_t *count_out)
 {
-    size_t n = req->request_count;
-    if (!(res->consumed_capacity = calloc(n, sizeof *res->consumed_capacity)))
+    kura_consumed_capacity *res = calloc(n ? n : 1, sizeof *res);
+    size_t count = 0;
+    if (!res)
         return nomem();
-    for (size_t i = 0; i < n; i++) {
+    kura_status s = KURA_OK;
+    for (size_t i = 0; i < n && s == KURA_OK; i++) {
         bool first = true;
         for (size_t j = 0; j < i && first; j++)
             first = tables[j] != tables[i];
         if (!first)
             continue;
-        kura_consumed_capacity *cc = &res->consumed_capacity[res->consumed_capacity_count];
-        kura_return_capacity mode = req->return_consumed_capacity;
-        kura_status s = capacity_fill(cc, mode, tables[i]->name, units[i], false);
+        kura_consumed_capacity *cc = &res[count];
+        s = capacity_fill(cc, mode, tables[i]->name, units[i], false);
         /* the indexes' units: listed with INDEXES, in the total either way */
         if (s == KURA_OK && mode != KURA_CAPACITY_INDEXES && ix[i].capacity_units > 0)
             s = capacity_add_index(cc, mode, "", false, ix[i].capacity_units, false);
@@ -355,10 +356,16 @@ static kura_status batch_write_capacity(const kura_batch_write_req *req, kura_ta
                            k < ix[i].index_count; k++)
             s = capacity_add_index(cc, mode, ix[i].indexes[k].index_name, ix[i].indexes[k].global,
                                    ix[i].indexes[k].capacity_units, false);
-        if (s != KURA_OK)
-            return s;
-        res->consumed_capacity_count++;
+        count++;
     }
+    if (s != KURA_OK) {
+        for (size_t i = 0; i <= count && i < n; i++)
+            capacity_free(&res[i]);
+        free(res);
+        return s;
+    }
+    *out = res;
+    *count_out = count;
     return KURA_OK;
 }
 
@@ -404,7 +411,8 @@ kura_status kura_batch_write_item(kura_db *db, const kura_batch_write_req *req,
                             metrics ? &icm[i] : NULL);
     }
     if (s == KURA_OK && charge)
-        s = batch_write_capacity(req, tables, units, ix, &res);
+        s = item_capacity_per_table(req->return_consumed_capacity, tables, n, units, ix,
+                                    &res.consumed_capacity, &res.consumed_capacity_count);
     if (s == KURA_OK && metrics)
         s = batch_write_metrics(icm, n, &res);
     for (size_t i = 0; i < BATCH_WRITE_MAX; i++) {

@@ -76,6 +76,26 @@ kura_status item_write_locked(kura_table *t, const uint8_t *skey, size_t klen,
                               kura_value *old, bool *found_out,
                               kura_item_collection_metrics *icm);
 
+/* ConsumedCapacity per table for a request of n actions on tables[0..n) (BatchWriteItem,
+ * TransactWriteItems): one entry per table in order of first appearance, with units[i] and
+ * the indexes' share ix[i] of the table whose first action is i (write units). *out is a
+ * calloc'ed array of *count_out entries (freed with capacity_free each, then free).
+ * KURA_E_NOMEM. */
+kura_status item_capacity_per_table(kura_return_capacity mode, kura_table *const *tables,
+                                    size_t n, const double *units,
+                                    const kura_consumed_capacity *ix,
+                                    kura_consumed_capacity **out, size_t *count_out);
+
+/* UpdateItem's new item: the old one (or a copy of the key) with the update applied and
+ * checked (400 KB: "Item size to update has exceeded the maximum allowed size"; nesting and
+ * sets). The old item is copied only when `keep_old` (the caller still needs it); otherwise
+ * it is moved into *neu and *old is left empty. */
+kura_status item_update_build(const item_exprs *ex, const kura_value *key, kura_value *old,
+                              bool found, bool keep_old, kura_value *neu);
+
+/* UpdateItem's "Cannot update attribute <pk>. This attribute is part of the key". */
+kura_status item_check_key_untouched(const kura_table *t, const expr_update *u);
+
 /* Moves *v (a non-empty value) into a new heap value the caller frees with kura_value_free;
  * *v is empty afterwards. NULL (and *v cleared) when out of memory. */
 kura_value *item_value_take(kura_value *v);

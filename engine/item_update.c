@@ -44,8 +44,7 @@ static kura_status update_check(const kura_update_item_req *req, item_exprs *ex)
     return s;
 }
 
-/* "Cannot update attribute <pk>. This attribute is part of the key". */
-static kura_status check_key_untouched(const kura_table *t, const expr_update *u)
+kura_status item_check_key_untouched(const kura_table *t, const expr_update *u)
 {
     const char *names[2] = {t->ks.pk_name, t->ks.sk_name};
     for (int i = 0; i < 2 && u; i++)
@@ -57,10 +56,7 @@ static kura_status check_key_untouched(const kura_table *t, const expr_update *u
     return KURA_OK;
 }
 
-/* The new item: the old one (or a copy of the key) with the update applied and checked. The
- * old item is copied only when `keep_old` (the caller still needs it); otherwise it is moved
- * into *neu and *old is left empty, which saves a copy of every item updated. */
-static kura_status update_build(const item_exprs *ex, const kura_value *key, kura_value *old,
+kura_status item_update_build(const item_exprs *ex, const kura_value *key, kura_value *old,
                                 bool found, bool keep_old, kura_value *neu)
 {
     kura_status s = KURA_OK;
@@ -133,7 +129,7 @@ static kura_status update_locked(kura_table *t, const kbuf *key, const kura_upda
     if (s == KURA_OK && *found && req->return_consumed_capacity != KURA_CAPACITY_NONE)
         *old_bytes_out = val_item_size(old);
     if (s == KURA_OK)
-        s = update_build(ex, req->key, old, *found, keep_old, neu);
+        s = item_update_build(ex, req->key, old, *found, keep_old, neu);
     if (s == KURA_OK)
         s = table_index_check_item(t, neu);
     /* an existing item without an UpdateExpression is unchanged: nothing to write (its
@@ -175,7 +171,7 @@ kura_status kura_update_item(kura_db *db, const kura_update_item_req *req,
     if (s == KURA_OK)
         s = key_build(&t->ks, req->key, KEY_FROM_KEY, &key);
     if (s == KURA_OK)
-        s = check_key_untouched(t, ex.update);
+        s = item_check_key_untouched(t, ex.update);
     if (s == KURA_OK)
         s = update_locked(t, &key, req, &ex, &old, &found, &neu, &old_bytes,
                           &res.item_collection_metrics);

@@ -803,6 +803,101 @@ kura_status kura_batch_write_item(kura_db *db, const kura_batch_write_req *req,
                                   kura_batch_write_res *res_out);
 void kura_batch_write_res_free(kura_batch_write_res *r);
 
+/* ---- Transactions ------------------------------------------------------------------------- */
+
+/* One action of TransactWriteItems: exactly DynamoDB's Put, Update, Delete, ConditionCheck. */
+typedef enum kura_transact_op {
+    KURA_TXN_CONDITION_CHECK = 0,
+    KURA_TXN_PUT,
+    KURA_TXN_UPDATE,
+    KURA_TXN_DELETE,
+} kura_transact_op;
+
+typedef struct kura_transact_write_item {
+    kura_transact_op op;
+    const char *table_name;
+    const kura_value *item;           /* PUT: the item (M) */
+    const kura_value *key;            /* UPDATE, DELETE, CONDITION_CHECK: the key (M) */
+    const char *update_expression;    /* UPDATE (required) */
+    const char *condition_expression; /* NULL: none; required for CONDITION_CHECK */
+    kura_expression_attributes expr;
+    kura_return_values return_values_on_condition_check_failure; /* NONE or ALL_OLD */
+} kura_transact_write_item;
+
+typedef struct kura_transact_write_req {
+    const kura_transact_write_item *items; /* 1..100 actions, at most one per item */
+    size_t item_count;
+    const char *client_request_token;      /* NULL: none; 1..36 characters */
+    kura_return_capacity return_consumed_capacity;
+    kura_return_metrics return_item_collection_metrics;
+} kura_transact_write_req;
+
+/* Why a transaction was cancelled, one per action in request order. `code` is a static
+ * string: "None", "ConditionalCheckFailed", "TransactionConflict", "ValidationError",
+ * "ItemCollectionSizeLimitExceeded". `message` (owned, NULL for None) as DynamoDB words it;
+ * `item` (owned) the current item for ConditionalCheckFailed when the action asked for
+ * ALL_OLD and the item exists. */
+typedef struct kura_cancellation_reason {
+    const char *code;
+    char *message;
+    kura_value *item;
+} kura_cancellation_reason;
+
+/* kura_transact_write_res_free() frees the contents. On success: capacity per table (in order
+ * of first appearance; transactional writes cost twice a write's units, as DynamoDB bills
+ * them) and, with return_item_collection_metrics SIZE, one entry per written item of a table
+ * with a local secondary index. On KURA_E_TXN_CANCELED ("Transaction cancelled, please refer
+ * cancellation reasons for specific reasons [ConditionalCheckFailed, None]"):
+ * cancellation_reasons, one per action; nothing was written. */
+typedef struct kura_transact_write_res {
+    kura_consumed_capacity *consumed_capacity;
+    size_t consumed_capacity_count;
+    kura_item_collection_metrics *item_collection_metrics;
+    size_t item_collection_metrics_count;
+    kura_cancellation_reason *cancellation_reasons;
+    size_t cancellation_reason_count;
+} kura_transact_write_res;
+
+/*
+ * TransactWriteItems: every condition is checked and every write made as one atomic step
+ * across items, partitions and tables, also across a crash (docs/architecture.md,
+ * "Transactions"). The items are locked in one global order for the step, so concurrent
+ * transactions and single-item writes are serialized and never deadlock. Errors:
+ * KURA_E_INVALID (the request), KURA_E_RESOURCE_NOT_FOUND, KURA_E_TXN_CANCELED (reasons in
+ * res_out), KURA_E_IDEMPOTENT_MISMATCH (a token reused with another request), storage errors.
+ */
+kura_status kura_transact_write_items(kura_db *db, const kura_transact_write_req *req,
+                                      kura_transact_write_res *res_out);
+void kura_transact_write_res_free(kura_transact_write_res *r);
+
+typedef struct kura_transact_get_item {
+    const char *table_name;
+    const kura_value *key;
+    const char *projection_expression; /* NULL: all attributes */
+    kura_expression_attributes expr;   /* names only */
+} kura_transact_get_item;
+
+typedef struct kura_transact_get_req {
+    const kura_transact_get_item *items; /* 1..100 */
+    size_t item_count;
+    kura_return_capacity return_consumed_capacity;
+} kura_transact_get_req;
+
+/* items[i] is the item of request i (projected), NULL if there is none. Transactional reads
+ * cost twice a strongly consistent read's units. */
+typedef struct kura_transact_get_res {
+    kura_value **items;
+    size_t item_count;
+    kura_consumed_capacity *consumed_capacity;
+    size_t consumed_capacity_count;
+} kura_transact_get_res;
+
+/* TransactGetItems: every item read at one snapshot. Errors: KURA_E_INVALID,
+ * KURA_E_RESOURCE_NOT_FOUND, storage errors. */
+kura_status kura_transact_get_items(kura_db *db, const kura_transact_get_req *req,
+                                    kura_transact_get_res *res_out);
+void kura_transact_get_res_free(kura_transact_get_res *r);
+
 /* ---- The DynamoDB JSON API --------------------------------------------------------------- */
 
 /*

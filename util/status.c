@@ -7,7 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-static _Thread_local char last_error[512];
+static _Thread_local char last_error[4096];
 
 const char *kura_status_str(kura_status s)
 {
