@@ -147,7 +147,7 @@ kura_status kura_write_atomic(kura_db *db, const kura_write_options *wo, size_t 
     }
     int d = wo && wo->durability >= 0 ? wo->durability : (int)db->opts.durability;
     if (s == KURA_OK)
-        s = txn_commit(db, c.pieces, c.n, d == KURA_SYNC);
+        s = txn_commit(db, c.pieces, c.n, d == KURA_SYNC, NULL);
     for (size_t i = 0; i < c.n; i++)
         lsm_batch_free(&c.pieces[i].batch);
     free(c.pieces);

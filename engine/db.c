@@ -116,6 +116,7 @@ static void db_free(kura_db *db)
     io_close(db->lock);
     kcond_destroy(&db->syncer_cv);
     kmutex_destroy(&db->mu);
+    kmutex_destroy(&db->txn_mu);
     free(db->dir);
     free(db);
 }
@@ -159,6 +160,7 @@ kura_status kura_open(const char *dir, const kura_options *opts, kura_db **db_ou
     db->opts = o;
     db->io = io_env_or_default(o.io);
     kmutex_init(&db->mu);
+    kmutex_init(&db->txn_mu);
     kcond_init(&db->syncer_cv);
     kmutex_init(&db->tables_mu);
     kcond_init(&db->tables_cv);

@@ -60,8 +60,11 @@ struct kura_db {
     atomic_bool counts_stop;
     uint64_t count_sync_items, count_sync_bytes;
 
-    /* the transaction log (engine/txn.h): a tree of commit records outside the catalog */
+    /* the transaction log (engine/txn.h): a tree of commit records outside the catalog; the
+     * client request tokens of transactions running now (txn_mu) */
     kura_tree *txn;
+    kmutex txn_mu;
+    struct txn_running *txn_running;
 
     kthread syncer;
     bool syncer_started;

@@ -26,7 +26,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "util/hash.h"
 #include "util/status.h"
 
 enum { TXN_MAX_ACTIONS = 100, TXN_MAX_TOKEN = 36 };
@@ -265,6 +267,52 @@ static kura_status evaluate(txn_act *acts, size_t n, bool want_metrics,
     return s;
 }
 
+static uint64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Appends a string (or its absence) to the request's canonical form. */
+static bool canon_str(kbuf *b, const char *str)
+{
+    return str ? kbuf_put_u8(b, 1) && kbuf_put_lenbytes(b, str, strlen(str)) : kbuf_put_u8(b, 0);
+}
+
+static bool canon_value(kbuf *b, const kura_value *v)
+{
+    if (!v)
+        return kbuf_put_u8(b, 0);
+    kbuf e = KBUF_INIT;
+    bool ok = val_encode(v, &e) == KURA_OK && kbuf_put_u8(b, 1) &&
+              kbuf_put_lenbytes(b, e.data, e.len);
+    kbuf_free(&e);
+    return ok;
+}
+
+/* The hash of every parameter of the request but its token: what makes a retry "the same
+ * request" for ClientRequestToken. Items and maps are hashed in their encoding, which orders
+ * attributes by name. */
+static kura_status request_hash(const kura_transact_write_req *req, uint64_t *hash_out)
+{
+    kbuf b = KBUF_INIT;
+    bool ok = kbuf_put_u8(&b, (uint8_t)req->return_consumed_capacity) &&
+              kbuf_put_u8(&b, (uint8_t)req->return_item_collection_metrics);
+    for (size_t i = 0; i < req->item_count && ok; i++) {
+        const kura_transact_write_item *a = &req->items[i];
+        ok = kbuf_put_u8(&b, (uint8_t)a->op) && canon_str(&b, a->table_name) &&
+             canon_value(&b, a->item) && canon_value(&b, a->key) &&
+             canon_str(&b, a->update_expression) && canon_str(&b, a->condition_expression) &&
+             canon_value(&b, a->expr.names) && canon_value(&b, a->expr.values) &&
+             kbuf_put_u8(&b, (uint8_t)a->return_values_on_condition_check_failure);
+    }
+    if (ok)
+        *hash_out = kura_hash64(b.data, b.len);
+    kbuf_free(&b);
+    return ok ? KURA_OK : nomem();
+}
+
 /* The piece of the partition `part` in pieces[0..*n), added if missing. */
 static txn_piece *piece_for(txn_piece *pieces, size_t *n, lsm_tree *part)
 {
@@ -278,7 +326,7 @@ static txn_piece *piece_for(txn_piece *pieces, size_t *n, lsm_tree *part)
 }
 
 /* The writes of the actions, one piece per partition, and their commit. */
-static kura_status commit_writes(kura_db *db, txn_act *acts, size_t n)
+static kura_status commit_writes(kura_db *db, txn_act *acts, size_t n, txn_token *tok)
 {
     txn_piece *pieces = calloc(n, sizeof *pieces);
     if (!pieces)
@@ -308,8 +356,10 @@ static kura_status commit_writes(kura_db *db, txn_act *acts, size_t n)
                 s = lsm_batch_image(&p->batch, x->key.data, x->key.len, oenc.data, oenc.len);
         }
     }
+    if (s == KURA_OK && tok)
+        tok->ms = wall_ms();
     if (s == KURA_OK)
-        s = txn_commit(db, pieces, np, db->opts.durability == KURA_SYNC);
+        s = txn_commit(db, pieces, np, db->opts.durability == KURA_SYNC, tok);
     for (size_t i = 0; i < n && s == KURA_OK; i++)
         if (acts[i].writes)
             atomic_fetch_add_explicit(&acts[i].t->writes, 1, memory_order_relaxed);
@@ -407,25 +457,52 @@ kura_status kura_transact_write_items(kura_db *db, const kura_transact_write_req
     }
     for (size_t i = 0; i < n; i++)
         acts[i].key = (kbuf)KBUF_INIT;
-    s = write_prepare(db, req, acts);
+    txn_token tok = {.token = req->client_request_token};
+    bool running = false, replay = false;
+    if (tok.token) {
+        s = request_hash(req, &tok.hash);
+        if (s == KURA_OK && (s = txn_token_begin(db, tok.token)) == KURA_OK)
+            running = true;
+        bool found = false;
+        uint64_t hash = 0, ms = 0;
+        if (s == KURA_OK)
+            s = txn_token_get(db, tok.token, &found, &hash, &ms);
+        uint64_t window = db->opts.idempotency_window_ms ? db->opts.idempotency_window_ms
+                                                         : 600000u;
+        if (s == KURA_OK && found && wall_ms() < ms + window) {
+            if (hash != tok.hash)
+                s = kura_err(KURA_E_IDEMPOTENT_MISMATCH,
+                             "DynamoDB rejected the request because you retried a request with "
+                             "a different payload but with an idempotent token that was "
+                             "already used.");
+            else
+                replay = true; /* committed before: success, nothing written again */
+        }
+    }
+    if (s == KURA_OK && !replay)
+        s = write_prepare(db, req, acts);
     size_t nlocks = 0;
     bool canceled = false;
-    if (s == KURA_OK) {
+    if (s == KURA_OK && !replay) {
         nlocks = lock_set(acts, n, locks);
         for (size_t i = 0; i < nlocks; i++)
             kmutex_lock(locks[i]);
         s = evaluate(acts, n, req->return_item_collection_metrics == KURA_METRICS_SIZE, reasons,
                      &canceled);
         if (s == KURA_OK && !canceled)
-            s = commit_writes(db, acts, n);
+            s = commit_writes(db, acts, n, tok.token ? &tok : NULL);
         for (size_t i = 0; i < n; i++)
             if (acts[i].registered)
                 table_coll_end(acts[i].t, &acts[i].tk, s == KURA_OK && !canceled);
         for (size_t i = nlocks; i-- > 0;)
             kmutex_unlock(locks[i]);
     }
+    if (running)
+        txn_token_end(db, tok.token);
     kura_transact_write_res res = {0};
-    if (s == KURA_OK && canceled) {
+    if (s == KURA_OK && replay) {
+        /* nothing consumed */
+    } else if (s == KURA_OK && canceled) {
         s = canceled_error(reasons, n);
         res.cancellation_reasons = reasons;
         res.cancellation_reason_count = n;

@@ -9,12 +9,14 @@
  * whether each transaction piece they replay committed. It holds one commit record per
  * transaction that spans more than one partition: key 'c' + the transaction id (big-endian
  * fixed64, the first sequence number of its range), empty value (docs/format/wal.md,
- * "Transactions").
+ * "Transactions"), and the client request tokens of committed transactions (below).
  */
 #ifndef KURA_ENGINE_TXN_H
 #define KURA_ENGINE_TXN_H
 
 #include "engine/db_int.h"
+
+struct txn_token;
 
 /* What a transaction writes to one partition: puts, deletes and images, no marker. */
 typedef struct txn_piece {
@@ -37,6 +39,25 @@ kura_status txn_log_close(kura_db *db);
  * was handed to the log leaves the outcome to the next open (the record may be durable), as
  * for any write whose sync failed.
  */
-kura_status txn_commit(kura_db *db, txn_piece *pieces, size_t n, bool sync);
+kura_status txn_commit(kura_db *db, txn_piece *pieces, size_t n, bool sync,
+                       const struct txn_token *tok);
+
+/* ---- Client request tokens (TransactWriteItems' idempotency) ----------------------------------
+ *
+ * A committed transaction with a token records, in the same batch as its commit record (so
+ * atomically with its writes), 't' + the token -> fixed64 hash of the request, fixed64 wall
+ * clock in ms. A transaction that writes nothing records it alone. */
+typedef struct txn_token {
+    const char *token;
+    uint64_t hash; /* of every parameter of the request but the token */
+    uint64_t ms;   /* when it committed (CLOCK_REALTIME) */
+} txn_token;
+/* The record of `token`: *found_out, and its hash and time. */
+kura_status txn_token_get(kura_db *db, const char *token, bool *found_out, uint64_t *hash_out,
+                          uint64_t *ms_out);
+/* Marks `token` as running; KURA_E_TXN_IN_PROGRESS ("The transaction with the given request
+ * token is already in progress.") if it is. txn_token_end unmarks it. */
+kura_status txn_token_begin(kura_db *db, const char *token);
+void txn_token_end(kura_db *db, const char *token);
 
 #endif

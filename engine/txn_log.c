@@ -155,11 +155,101 @@ static kura_status marked(const lsm_batch *in, lsm_batch *out)
     return KURA_OK;
 }
 
-kura_status txn_commit(kura_db *db, txn_piece *pieces, size_t n, bool sync)
+/* The record of a token, appended to b. */
+static kura_status put_token(lsm_batch *b, const txn_token *tok)
 {
-    if (n == 0)
+    size_t tl = strlen(tok->token);
+    uint8_t *key = malloc(1 + tl), val[16];
+    if (!key)
+        return kura_err(KURA_E_NOMEM, "transaction: out of memory");
+    key[0] = 't';
+    memcpy(key + 1, tok->token, tl);
+    enc_fixed64(val, tok->hash);
+    enc_fixed64(val + 8, tok->ms);
+    kura_status s = lsm_batch_put(b, key, 1 + tl, val, sizeof val);
+    free(key);
+    return s;
+}
+
+kura_status txn_token_get(kura_db *db, const char *token, bool *found_out, uint64_t *hash_out,
+                          uint64_t *ms_out)
+{
+    size_t tl = strlen(token);
+    uint8_t *key = malloc(1 + tl);
+    if (!key)
+        return kura_err(KURA_E_NOMEM, "transaction: out of memory");
+    key[0] = 't';
+    memcpy(key + 1, token, tl);
+    kbuf v = KBUF_INIT;
+    kura_status s = lsm_get(db->txn->parts[0], key, 1 + tl, 0, true, &v);
+    free(key);
+    *found_out = s == KURA_OK;
+    if (s == KURA_OK && v.len != 16)
+        s = kura_err(KURA_E_CORRUPTION, "%s: the record of client request token \"%s\" has %zu "
+                                         "bytes, not 16",
+                     db->txn->dir, token, v.len);
+    if (s == KURA_OK) {
+        *hash_out = dec_fixed64(v.data);
+        *ms_out = dec_fixed64(v.data + 8);
+    }
+    kbuf_free(&v);
+    return s == KURA_E_NOT_FOUND ? KURA_OK : s;
+}
+
+typedef struct txn_running {
+    struct txn_running *next;
+    char token[];
+} txn_running;
+
+kura_status txn_token_begin(kura_db *db, const char *token)
+{
+    size_t tl = strlen(token);
+    txn_running *r = malloc(sizeof *r + tl + 1);
+    if (!r)
+        return kura_err(KURA_E_NOMEM, "transaction: out of memory");
+    memcpy(r->token, token, tl + 1);
+    kmutex_lock(&db->txn_mu);
+    for (txn_running *q = db->txn_running; q; q = q->next)
+        if (!strcmp(q->token, token)) {
+            kmutex_unlock(&db->txn_mu);
+            free(r);
+            return kura_err(KURA_E_TXN_IN_PROGRESS, "The transaction with the given request "
+                                                    "token is already in progress.");
+        }
+    r->next = db->txn_running;
+    db->txn_running = r;
+    kmutex_unlock(&db->txn_mu);
+    return KURA_OK;
+}
+
+void txn_token_end(kura_db *db, const char *token)
+{
+    kmutex_lock(&db->txn_mu);
+    for (txn_running **p = &db->txn_running; *p; p = &(*p)->next)
+        if (!strcmp((*p)->token, token)) {
+            txn_running *r = *p;
+            *p = r->next;
+            free(r);
+            break;
+        }
+    kmutex_unlock(&db->txn_mu);
+}
+
+kura_status txn_commit(kura_db *db, txn_piece *pieces, size_t n, bool sync,
+                       const txn_token *tok)
+{
+    if (n == 0 && !tok)
         return KURA_OK;
-    if (n == 1) /* one partition: its WAL record alone is atomic */
+    if (n == 0) { /* nothing written: the token alone */
+        lsm_batch b;
+        lsm_batch_init(&b);
+        kura_status s = put_token(&b, tok);
+        if (s == KURA_OK)
+            s = lsm_write(db->txn->parts[0], &b, sync);
+        lsm_batch_free(&b);
+        return s;
+    }
+    if (n == 1 && !tok) /* one partition: its WAL record alone is atomic */
         return lsm_write(pieces[0].part, &pieces[0].batch, sync);
     qsort(pieces, n, sizeof *pieces, cmp_piece); /* the global order of leads */
     for (size_t i = 1; i < n; i++)
@@ -198,6 +288,8 @@ kura_status txn_commit(kura_db *db, txn_piece *pieces, size_t n, bool sync)
             lsm_batch rec;
             lsm_batch_init(&rec);
             s = lsm_batch_put(&rec, key, sizeof key, "", 0);
+            if (s == KURA_OK && tok) /* the token commits with the transaction */
+                s = put_token(&rec, tok);
             if (s == KURA_OK)
                 s = lsm_write_nowait(db->txn->parts[0], &rec, sync);
             lsm_batch_free(&rec);

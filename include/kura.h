@@ -52,7 +52,8 @@ extern "C" {
     X(KURA_E_TXN_CONFLICT, 16, "transaction conflict")                                         \
     X(KURA_E_IDEMPOTENT_MISMATCH, 17, "idempotent parameter mismatch")                         \
     X(KURA_E_COLLECTION_SIZE, 18, "item collection size limit exceeded")                       \
-    X(KURA_E_LIMIT_EXCEEDED, 19, "limit exceeded")
+    X(KURA_E_LIMIT_EXCEEDED, 19, "limit exceeded")                                             \
+    X(KURA_E_TXN_IN_PROGRESS, 20, "transaction in progress")
 
 typedef enum kura_status {
 #define KURA_STATUS_ENUM_(name, value, msg) name = value,
@@ -111,6 +112,11 @@ typedef struct kura_options {
      * past this fails with KURA_E_COLLECTION_SIZE. 0 (the default) = DynamoDB's 10 GB
      * (10 * 2^30 bytes). A few KB lets a test reach it. */
     uint64_t item_collection_limit_bytes;
+    /* TransactWriteItems' ClientRequestToken: for this long after a transaction committed,
+     * the same token with the same request returns success without writing again, and with
+     * another request fails with KURA_E_IDEMPOTENT_MISMATCH. 0 (the default) = DynamoDB's 10
+     * minutes. Tokens are durable (the transaction log). */
+    uint32_t idempotency_window_ms;
 } kura_options;
 
 /* Fills *opts with the defaults above. */
@@ -864,7 +870,10 @@ typedef struct kura_transact_write_res {
  * "Transactions"). The items are locked in one global order for the step, so concurrent
  * transactions and single-item writes are serialized and never deadlock. Errors:
  * KURA_E_INVALID (the request), KURA_E_RESOURCE_NOT_FOUND, KURA_E_TXN_CANCELED (reasons in
- * res_out), KURA_E_IDEMPOTENT_MISMATCH (a token reused with another request), storage errors.
+ * res_out), KURA_E_IDEMPOTENT_MISMATCH (a token reused with another request within
+ * kura_options.idempotency_window_ms), KURA_E_TXN_IN_PROGRESS (a transaction with the same
+ * token is running), storage errors. A request whose token committed within the window is
+ * answered with success and nothing written (no capacity, no metrics: nothing was consumed).
  */
 kura_status kura_transact_write_items(kura_db *db, const kura_transact_write_req *req,
                                       kura_transact_write_res *res_out);

@@ -12,6 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include "engine/db_int.h"
+#include "engine/txn.h"
 
 static kura_value *J(const char *json)
 {
@@ -32,10 +36,13 @@ static void exec_ok(kura_db *db, const char *op, const char *json)
     kura_free(out);
 }
 
+static uint32_t window_ms; /* kura_options.idempotency_window_ms of the next open */
+
 static kura_db *open_db(const char *dir, uint64_t coll_limit)
 {
     kura_options o;
     kura_options_init(&o);
+    o.idempotency_window_ms = window_ms;
     o.durability = KURA_RELAXED;
     o.memtable_budget_bytes = 1 << 20;
     o.item_collection_limit_bytes = coll_limit;
@@ -409,11 +416,86 @@ static void test_bank(void **state)
     test_rmrf(dir);
 }
 
+
+/* ---- ClientRequestToken ------------------------------------------------------------------------ */
+
+static kura_status put_with_token(kura_db *db, const char *token, const char *n)
+{
+    char js[128];
+    snprintf(js, sizeof js, "{\"pk\":{\"S\":\"tok\"},\"n\":{\"N\":\"%s\"}}", n);
+    kura_value *item = J(js);
+    kura_transact_write_item it[1] = {{.op = KURA_TXN_PUT, .table_name = "TxA", .item = item}};
+    kura_transact_write_req req = {.items = it, .item_count = 1, .client_request_token = token};
+    kura_transact_write_res res;
+    kura_status s = kura_transact_write_items(db, &req, &res);
+    kura_transact_write_res_free(&res);
+    kura_value_free(item);
+    return s;
+}
+
+static void test_client_request_token(void **state)
+{
+    (void)state;
+    char *dir = test_mkdtemp("transact_token");
+    window_ms = 0; /* 10 minutes: no step below comes near it */
+    kura_db *db = open_db(dir, 0);
+    create_tables(db);
+    const char *k = "{\"pk\":{\"S\":\"tok\"}}";
+    assert_kura_ok(put_with_token(db, "T1", "1"));
+    assert_item(db, "TxA", k, "{\"n\":{\"N\":\"1\"},\"pk\":{\"S\":\"tok\"}}");
+    exec_ok(db, "PutItem", "{\"TableName\":\"TxA\",\"Item\":{\"pk\":{\"S\":\"tok\"},"
+                           "\"n\":{\"N\":\"5\"}}}");
+    /* the same request again: success, nothing written */
+    assert_kura_ok(put_with_token(db, "T1", "1"));
+    assert_item(db, "TxA", k, "{\"n\":{\"N\":\"5\"},\"pk\":{\"S\":\"tok\"}}");
+    /* another request with that token */
+    assert_kura_status(put_with_token(db, "T1", "2"), KURA_E_IDEMPOTENT_MISMATCH);
+    /* tokens are durable */
+    assert_kura_ok(kura_close(db));
+    db = open_db(dir, 0);
+    assert_kura_ok(put_with_token(db, "T1", "1"));
+    assert_item(db, "TxA", k, "{\"n\":{\"N\":\"5\"},\"pk\":{\"S\":\"tok\"}}");
+    assert_kura_status(put_with_token(db, "T1", "2"), KURA_E_IDEMPOTENT_MISMATCH);
+    /* a token being used by a running transaction */
+    assert_kura_ok(txn_token_begin(db, "T9"));
+    assert_kura_status(put_with_token(db, "T9", "9"), KURA_E_TXN_IN_PROGRESS);
+    txn_token_end(db, "T9");
+    assert_kura_ok(put_with_token(db, "T9", "9"));
+    /* a cancelled transaction records no token: its retry runs */
+    kura_value *key = J(k), *v = J("{\":x\":{\"N\":\"100\"}}");
+    kura_transact_write_item chk[1] = {{.op = KURA_TXN_UPDATE, .table_name = "TxA", .key = key,
+                                        .update_expression = "SET n = :x",
+                                        .condition_expression = "n = :x",
+                                        .expr = {.values = v}}};
+    kura_transact_write_req creq = {.items = chk, .item_count = 1, .client_request_token = "T2"};
+    kura_transact_write_res res;
+    assert_kura_status(kura_transact_write_items(db, &creq, &res), KURA_E_TXN_CANCELED);
+    kura_transact_write_res_free(&res);
+    chk[0].condition_expression = NULL;
+    assert_kura_ok(kura_transact_write_items(db, &creq, &res));
+    kura_transact_write_res_free(&res);
+    assert_item(db, "TxA", k, "{\"n\":{\"N\":\"100\"},\"pk\":{\"S\":\"tok\"}}");
+    /* past the window the token is free again (reopened with a window of 1 ms) */
+    assert_kura_ok(kura_close(db));
+    window_ms = 1;
+    db = open_db(dir, 0);
+    struct timespec ts = {0, 10000000};
+    nanosleep(&ts, NULL);
+    assert_kura_ok(put_with_token(db, "T1", "2"));
+    assert_item(db, "TxA", k, "{\"n\":{\"N\":\"2\"},\"pk\":{\"S\":\"tok\"}}");
+    kura_value_free(key);
+    kura_value_free(v);
+    assert_kura_ok(kura_close(db));
+    window_ms = 0;
+    test_rmrf(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_actions_and_reasons),
         cmocka_unit_test(test_bank),
+        cmocka_unit_test(test_client_request_token),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
