@@ -83,11 +83,21 @@ static kura_status check_options(const kura_options *o)
 static void *syncer_main(void *arg)
 {
     kura_db *db = arg;
+    uint64_t next_collect = know_ns() + TXN_COLLECT_MS * 1000000ull;
     kmutex_lock(&db->mu);
     while (!db->stopping) {
         kcond_timedwait(&db->syncer_cv, &db->mu, (uint64_t)db->opts.relaxed_sync_ms * 1000000u);
         if (db->stopping)
             break;
+        if (know_ns() >= next_collect) { /* the transaction log's old records */
+            uint64_t g = txn_log_watermark(db);
+            kmutex_unlock(&db->mu);
+            txn_log_collect(db, g); /* a failure leaves records, which is safe: next time */
+            kmutex_lock(&db->mu);
+            next_collect = know_ns() + TXN_COLLECT_MS * 1000000ull;
+            if (db->stopping)
+                break;
+        }
         for (size_t i = 0; i < db->ntrees; i++) {
             kura_tree *t = db->trees[i];
             for (uint32_t p = 0; p < t->nparts; p++)

@@ -42,6 +42,20 @@ kura_status txn_log_close(kura_db *db);
 kura_status txn_commit(kura_db *db, txn_piece *pieces, size_t n, bool sync,
                        const struct txn_token *tok);
 
+/*
+ * Deletes the commit records no WAL segment can still need and the tokens past the
+ * idempotency window. A commit record must stay while any live segment of any partition
+ * holds a piece of its transaction (a replay would take the piece for aborted without it):
+ * records below G = the lowest transaction id any live segment holds (lsm_min_txn), and
+ * below every transaction still in flight (visible + 1: a transaction's range is not
+ * visible until it is applied), are dropped. `watermark`: G as computed by
+ * txn_log_watermark with db->mu held (the tree list). Run by the database's syncer thread
+ * every TXN_COLLECT_MS.
+ */
+#define TXN_COLLECT_MS 10000u
+uint64_t txn_log_watermark(kura_db *db);
+kura_status txn_log_collect(kura_db *db, uint64_t watermark);
+
 /* ---- Client request tokens (TransactWriteItems' idempotency) ----------------------------------
  *
  * A committed transaction with a token records, in the same batch as its commit record (so

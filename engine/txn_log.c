@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "util/coding.h"
 #include "util/status.h"
@@ -317,5 +318,74 @@ kura_status txn_commit(kura_db *db, txn_piece *pieces, size_t n, bool sync,
         lsm_batch_free(&m[i]);
     free(m);
     free(h);
+    return s;
+}
+
+/* ---- Collection --------------------------------------------------------------------------------- */
+
+uint64_t txn_log_watermark(kura_db *db)
+{
+    /* first the in-flight bound: a transaction allocated later gets a higher id */
+    uint64_t g = lsm_visible(&db->sh) + 1;
+    for (size_t i = 0; i < db->ntrees; i++) {
+        kura_tree *t = db->trees[i];
+        for (uint32_t p = 0; p < t->nparts; p++) {
+            uint64_t m = t->parts[p] ? lsm_min_txn(t->parts[p]) : 0;
+            if (m < g)
+                g = m;
+        }
+    }
+    return g;
+}
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+kura_status txn_log_collect(kura_db *db, uint64_t watermark)
+{
+    if (!db->txn)
+        return KURA_OK;
+    uint64_t now = now_ms();
+    uint64_t window = db->opts.idempotency_window_ms ? db->opts.idempotency_window_ms : 600000u;
+    kura_iter *it = NULL;
+    kura_status s = kura_iter_new(db->txn, NULL, &it);
+    if (s != KURA_OK)
+        return s;
+    kura_batch *b = kura_batch_new();
+    if (!b) {
+        kura_iter_free(it);
+        return kura_err(KURA_E_NOMEM, "transaction log: out of memory");
+    }
+    kura_write_options wo = {.durability = KURA_RELAXED}; /* a lost delete is harmless */
+    for (kura_iter_seek_first(it); kura_iter_valid(it) && s == KURA_OK; kura_iter_next(it)) {
+        size_t kl = 0, vl = 0;
+        const uint8_t *k = kura_iter_key(it, &kl);
+        const uint8_t *v = kura_iter_value(it, &vl);
+        bool drop = false;
+        if (kl == COMMIT_KEY && k[0] == 'c') {
+            uint64_t id = 0;
+            for (int i = 0; i < 8; i++)
+                id = id << 8 | k[1 + i];
+            drop = id < watermark;
+        } else if (kl > 1 && k[0] == 't' && vl == 16) {
+            drop = now >= dec_fixed64(v + 8) + window;
+        }
+        if (drop)
+            s = kura_batch_delete(b, k, kl);
+        if (s == KURA_OK && kura_batch_count(b) >= 1000) {
+            s = kura_write(db->txn, &wo, b);
+            kura_batch_clear(b);
+        }
+    }
+    if (s == KURA_OK)
+        s = kura_iter_status(it);
+    if (s == KURA_OK && kura_batch_count(b) > 0)
+        s = kura_write(db->txn, &wo, b);
+    kura_batch_free(b);
+    kura_iter_free(it);
     return s;
 }

@@ -72,6 +72,7 @@ kura_status lsm_open(lsm_shared *sh, const lsm_options *opts, const char *dir, b
     kmutex_init(&t->apply_mu);
     kcond_init(&t->bg_cv);
     t->wal_retain_seq = opts->retain_wals ? 0 : UINT64_MAX; /* kept until the owner says */
+    t->wal_min_txn = UINT64_MAX;
     uint64_t max_seq = 0;
     kura_status s = vs_open(&t->vs, sh->io, sh->cache, &t->opts, t->dir, create);
     if (s == KURA_OK) {

@@ -145,6 +145,10 @@ kura_status lsm_txn_apply(lsm_tree *t, const uint8_t *rep, size_t len);
 /* Ends the lead; `s` is what the transaction came to (a failure is kept by the partition
  * only if lsm_txn_prepare/apply reported it). */
 void lsm_txn_release(lsm_tree *t, lsm_txn_hold *h, kura_status s);
+/* The lowest id of the transactions whose pieces the partition's WAL segments still hold
+ * (UINT64_MAX: none): their commit records must stay (engine/txn_log.c's collection). Every
+ * segment a replay or the index layer read at open is counted; 0 when one could not be. */
+uint64_t lsm_min_txn(lsm_tree *t);
 
 /* Adds this tree's figures to *st. */
 void lsm_add_stats(lsm_tree *t, kura_stats *st);

@@ -35,7 +35,7 @@ void lsm_keep_tombstones(lsm_tree *t, bool keep)
 
 /* ---- Retention ---------------------------------------------------------------------------- */
 
-void lsm_note_wal_seg(lsm_tree *t, uint64_t number, uint64_t max_seq)
+void lsm_note_wal_seg(lsm_tree *t, uint64_t number, uint64_t max_seq, uint64_t min_txn)
 {
     kmutex_lock(&t->wal_mu);
     size_t i = 0;
@@ -46,6 +46,7 @@ void lsm_note_wal_seg(lsm_tree *t, uint64_t number, uint64_t max_seq)
             size_t cap = t->wal_segs_cap ? 2 * t->wal_segs_cap : 8;
             lsm_wal_seg *v = realloc(t->wal_segs, cap * sizeof *v);
             if (!v) { /* unknown: the segment is kept, which is safe */
+                t->wal_segs_lost = true;
                 kmutex_unlock(&t->wal_mu);
                 return;
             }
@@ -54,7 +55,7 @@ void lsm_note_wal_seg(lsm_tree *t, uint64_t number, uint64_t max_seq)
         }
         t->nwal_segs++;
     }
-    t->wal_segs[i] = (lsm_wal_seg){number, max_seq};
+    t->wal_segs[i] = (lsm_wal_seg){number, max_seq, min_txn};
     kmutex_unlock(&t->wal_mu);
 }
 
@@ -96,7 +97,7 @@ static kura_status replay_seg(lsm_tree *t, uint64_t number, uint64_t from_seq, l
     int64_t recorded = vs_wal_end(&t->vs, number);
     const uint8_t *rec;
     size_t len;
-    uint64_t seg_max = 0;
+    uint64_t seg_max = 0, min_txn = UINT64_MAX, id = 0;
     while ((recorded < 0 || wal_reader_end_offset(r) < (uint64_t)recorded) &&
            (s = wal_reader_next(r, &rec, &len)) == KURA_OK) {
         if (len < BATCH_HEADER) {
@@ -109,6 +110,8 @@ static kura_status replay_seg(lsm_tree *t, uint64_t number, uint64_t from_seq, l
         uint64_t last = lsm_rep_seq(rec) + (n ? n - 1 : 0);
         if (last > seg_max)
             seg_max = last;
+        if (lsm_rep_txn_id(rec, len, &id) && id < min_txn)
+            min_txn = id;
         bool apply = true;
         if (n > 0 && last > from_seq) {
             snprintf(what, sizeof what, "%s: record at offset %llu", path,
@@ -123,7 +126,7 @@ static kura_status replay_seg(lsm_tree *t, uint64_t number, uint64_t from_seq, l
     if (s == KURA_E_NOT_FOUND)
         s = KURA_OK; /* the end, or a torn tail: lsm_recover.c judged the newest segment */
     if (s == KURA_OK)
-        lsm_note_wal_seg(t, number, seg_max);
+        lsm_note_wal_seg(t, number, seg_max, min_txn);
     return s;
 }
 

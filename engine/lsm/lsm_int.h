@@ -18,13 +18,14 @@
 
 struct compaction;
 
-/* A WAL segment and the highest sequence it holds (0: none). */
+/* A WAL segment, the highest sequence it holds (0: none) and the lowest transaction id of
+ * the pieces it holds (UINT64_MAX: none). */
 typedef struct lsm_wal_seg {
-    uint64_t number, max_seq;
+    uint64_t number, max_seq, min_txn;
 } lsm_wal_seg;
 
-/* Records the highest sequence of segment `number` (mu held). */
-void lsm_note_wal_seg(lsm_tree *t, uint64_t number, uint64_t max_seq);
+/* Records the highest sequence and lowest transaction id of segment `number`. */
+void lsm_note_wal_seg(lsm_tree *t, uint64_t number, uint64_t max_seq, uint64_t min_txn);
 /* lsm_flush of a no_wal tree (lsm_index.c): the checkpoint stays the last one recorded. */
 kura_status lsm_flush_no_wal(lsm_tree *t);
 /* Whether WAL segment `number` (below the log number) may be deleted: no index needs it.
@@ -62,8 +63,10 @@ struct lsm_tree {
     void *hook_arg;
     uint64_t wal_last_seq;     /* the last sequence appended to the current segment (leader) */
     uint64_t wal_retain_seq;   /* atomic: segments holding a later sequence are kept */
-    lsm_wal_seg *wal_segs;     /* closed segments' highest sequences (mu) */
+    lsm_wal_seg *wal_segs;     /* closed segments' highest sequences (wal_mu) */
     size_t nwal_segs, wal_segs_cap;
+    uint64_t wal_min_txn;      /* the current segment's lowest transaction id (leader) */
+    bool wal_segs_lost;        /* a segment could not be noted (memory): lsm_min_txn is 0 */
     /* no_wal trees: inserts are serialised by apply_mu (taken before mu); the checkpoint
      * recorded with the flush of imm */
     kmutex apply_mu;

@@ -63,12 +63,14 @@ static kura_status replay_one(lsm_tree *t, uint64_t number, replay_ctx *c, uint6
         return s;
     const uint8_t *rec;
     size_t len;
-    uint64_t end = 0, nrecs = 0, seg_max = 0;
+    uint64_t end = 0, nrecs = 0, seg_max = 0, min_txn = UINT64_MAX, id = 0;
     while ((recorded < 0 || end < (uint64_t)recorded) &&
            (s = wal_reader_next(r, &rec, &len)) == KURA_OK) {
         snprintf(what, sizeof what, "%s: record at offset %llu", path,
                  (unsigned long long)wal_reader_record_offset(r));
         bool apply = true;
+        if (lsm_rep_txn_id(rec, len, &id) && id < min_txn)
+            min_txn = id;
         if ((s = lsm_rep_committed(t, rec, len, what, &apply)) != KURA_OK)
             break;
         c->skip = !apply;
@@ -95,7 +97,7 @@ static kura_status replay_one(lsm_tree *t, uint64_t number, replay_ctx *c, uint6
                         path, (unsigned long long)end, (long long)recorded);
     if (s != KURA_OK && s != KURA_E_NOT_FOUND)
         return s;
-    lsm_note_wal_seg(t, number, seg_max);
+    lsm_note_wal_seg(t, number, seg_max, min_txn);
     *end_out = end;
     *torn_out = torn && recorded < 0;
     *nrecs_out = nrecs;

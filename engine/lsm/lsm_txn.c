@@ -76,6 +76,13 @@ kura_status lsm_txn_prepare(lsm_tree *t, const uint8_t *rep, size_t len, bool sy
         return fail(t, s);
     uint32_t n = lsm_rep_count(rep);
     t->wal_last_seq = lsm_rep_seq(rep) + (n ? n - 1 : 0);
+    uint64_t id;
+    if (lsm_rep_txn_id(rep, len, &id)) {
+        kmutex_lock(&t->wal_mu); /* lsm_min_txn reads it */
+        if (id < t->wal_min_txn)
+            t->wal_min_txn = id;
+        kmutex_unlock(&t->wal_mu);
+    }
     return KURA_OK;
 }
 
@@ -102,4 +109,15 @@ kura_status lsm_rep_committed(lsm_tree *t, const uint8_t *rep, size_t len, const
                                            "has no transaction log",
                         what, (unsigned long long)id);
     return sh->txn_committed(sh->txn_arg, id, apply_out);
+}
+
+uint64_t lsm_min_txn(lsm_tree *t)
+{
+    kmutex_lock(&t->wal_mu);
+    uint64_t min = t->wal_segs_lost ? 0 : t->wal_min_txn;
+    for (size_t i = 0; i < t->nwal_segs; i++)
+        if (t->wal_segs[i].min_txn < min)
+            min = t->wal_segs[i].min_txn;
+    kmutex_unlock(&t->wal_mu);
+    return min;
 }

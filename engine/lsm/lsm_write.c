@@ -61,7 +61,10 @@ kura_status lsm_new_wal(lsm_tree *t)
     t->wal_number = number;
     kmutex_unlock(&t->wal_mu);
     if (old)
-        lsm_note_wal_seg(t, old_number, t->wal_last_seq);
+        lsm_note_wal_seg(t, old_number, t->wal_last_seq, t->wal_min_txn);
+    kmutex_lock(&t->wal_mu);
+    t->wal_min_txn = UINT64_MAX; /* the new segment holds no piece yet */
+    kmutex_unlock(&t->wal_mu);
     wal_writer_close(old);
     return KURA_OK;
 }

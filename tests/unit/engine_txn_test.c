@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/db_int.h"
+#include "engine/txn.h"
 #include "util/io_fault.h"
 
 enum { NACC = 64, START = 1000, TRANSFERS = 1500 };
@@ -261,12 +263,71 @@ static void test_every_cut_point(void **state)
     }
 }
 
+
+/* ---- collection of commit records ------------------------------------------------------------- */
+
+static size_t commit_records(kura_db *db)
+{
+    kura_iter *it = NULL;
+    assert_kura_ok(kura_iter_new(db->txn, NULL, &it));
+    size_t n = 0;
+    for (kura_iter_seek_first(it); kura_iter_valid(it); kura_iter_next(it)) {
+        size_t kl = 0;
+        const char *k = kura_iter_key(it, &kl);
+        n += kl == 9 && k[0] == 'c';
+    }
+    assert_kura_ok(kura_iter_status(it));
+    kura_iter_free(it);
+    return n;
+}
+
+static void collect(kura_db *db)
+{
+    kmutex_lock(&db->mu);
+    uint64_t g = txn_log_watermark(db);
+    kmutex_unlock(&db->mu);
+    assert_kura_ok(txn_log_collect(db, g));
+}
+
+static void test_commit_records_collected(void **state)
+{
+    (void)state;
+    char *dir = test_mkdtemp("txn_collect");
+    bank b;
+    assert_kura_ok(bank_open(dir, NULL, &b));
+    init_accounts(&b);
+    for (int k = 0; k < 50; k++) {
+        int ids[2] = {k % NACC, (k * 7 + 3) % NACC};
+        if (ids[0] == ids[1] || ids[0] % 2 == ids[1] % 2)
+            ids[1] = (ids[0] + 1) % NACC; /* one account in each tree */
+        long vals[2] = {get_bal(&b, NULL, ids[0]) - 1, get_bal(&b, NULL, ids[1]) + 1};
+        assert_kura_ok(set_accounts(&b, ids, vals, 2));
+    }
+    size_t before = commit_records(b.db);
+    assert_true(before >= 50);
+    /* the pieces are in live WAL segments: every record stays */
+    collect(b.db);
+    assert_int_equal(commit_records(b.db), before);
+    /* flushed, the segments go, and with them the need for the records */
+    assert_kura_ok(kura_tree_flush(b.t[0]));
+    assert_kura_ok(kura_tree_flush(b.t[1]));
+    collect(b.db);
+    assert_int_equal(commit_records(b.db), 0);
+    assert_int_equal(total(&b, NULL), (long)NACC * START);
+    assert_kura_ok(kura_close(b.db));
+    assert_kura_ok(bank_open(dir, NULL, &b));
+    assert_int_equal(total(&b, NULL), (long)NACC * START);
+    assert_kura_ok(kura_close(b.db));
+    test_rmrf(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_transfers_keep_the_total),
         cmocka_unit_test(test_named_crash_points),
         cmocka_unit_test(test_every_cut_point),
+        cmocka_unit_test(test_commit_records_collected),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
