@@ -253,6 +253,33 @@ static void test_actions_and_reasons(void **state)
     assert_kura_status(kura_transact_write_items(db, &many, &res), KURA_E_INVALID);
     assert_item(db, "TxA", "{\"pk\":{\"S\":\"a1\"}}",
                 "{\"g\":{\"S\":\"G\"},\"n\":{\"N\":\"2\"},\"pk\":{\"S\":\"a1\"}}");
+    /* more than 4 MB of items in all: 11 puts of ~390 KB */
+    {
+        size_t big_len = 390 * 1024;
+        char *body = malloc(big_len + 1), *js = malloc(big_len + 128);
+        memset(body, 'z', big_len);
+        body[big_len] = 0;
+        kura_transact_write_item puts[11];
+        kura_value *pv[11];
+        for (int i = 0; i < 11; i++) {
+            snprintf(js, big_len + 128, "{\"pk\":{\"S\":\"big%d\"},\"v\":{\"S\":\"%s\"}}", i,
+                     body);
+            pv[i] = J(js);
+            puts[i] = (kura_transact_write_item){.op = KURA_TXN_PUT, .table_name = "TxA",
+                                                 .item = pv[i]};
+        }
+        kura_transact_write_req preq = {.items = puts, .item_count = 11};
+        assert_kura_status(kura_transact_write_items(db, &preq, &res), KURA_E_INVALID);
+        assert_string_equal(kura_last_error(), "Transaction size has exceeded the maximum "
+                                               "allowed size of 4 MB");
+        preq.item_count = 10; /* 3.9 MB: fine */
+        assert_kura_ok(kura_transact_write_items(db, &preq, &res));
+        kura_transact_write_res_free(&res);
+        for (int i = 0; i < 11; i++)
+            kura_value_free(pv[i]);
+        free(body);
+        free(js);
+    }
 
     /* TransactGetItems: projection, a missing item, capacity */
     kura_transact_get_item gets[3] = {
