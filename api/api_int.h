@@ -41,6 +41,9 @@ typedef struct api_call {
                        * by the api_out_* helpers; kura_execute closes it (owned by it) */
     kura_value *item; /* ConditionalCheckFailedException's "Item", handed over by the
                        * operation (owned by kura_execute) */
+    kura_transact_write_res txn; /* TransactionCanceledException: the result whose
+                                  * cancellation_reasons the error body lists, handed over by
+                                  * TransactWriteItems (owned by kura_execute) */
 } api_call;
 
 typedef struct api_op {
@@ -52,9 +55,10 @@ typedef struct api_op {
 extern const api_op api_op_create_table, api_op_describe_table, api_op_delete_table,
     api_op_list_tables, api_op_update_table; /* req_tables.c */
 extern const api_op api_op_put_item, api_op_get_item, api_op_update_item,
-    api_op_delete_item;                                             /* req_items.c */
-extern const api_op api_op_query, api_op_scan;                      /* req_query.c */
-extern const api_op api_op_batch_get_item, api_op_batch_write_item; /* req_batch.c */
+    api_op_delete_item;                                                     /* req_items.c */
+extern const api_op api_op_query, api_op_scan;                              /* req_query.c */
+extern const api_op api_op_batch_get_item, api_op_batch_write_item;         /* req_batch.c */
+extern const api_op api_op_transact_write_items, api_op_transact_get_items; /* req_transact.c */
 
 /* ---- Attribute values (json_value.c) ---------------------------------------------------- */
 
@@ -136,6 +140,10 @@ kura_status api_out_capacity(api_call *c, const kura_consumed_capacity *cc,
 kura_status api_write_metrics(kbuf *b, const kura_item_collection_metrics *m);
 /* "ItemCollectionMetrics": that object, when m is present (SIZE on a table with an LSI). */
 kura_status api_out_metrics(api_call *c, const kura_item_collection_metrics *m);
+/* "ItemCollectionMetrics": {"<table>": [one object per entry], ...} of a multi-item write
+ * (BatchWriteItem, TransactWriteItems), the tables in order of their first entry; nothing
+ * when n is 0. */
+kura_status api_out_metrics_by_table(api_call *c, const kura_item_collection_metrics *m, size_t n);
 /* The whole-item size check DynamoDB makes while validating a request. */
 kura_status api_check_item_size(const kura_value *item);
 

@@ -13,6 +13,13 @@
  * InternalServerError. The error body is
  *   {"__type":"com.amazonaws.dynamodb.v20120810#<Type>","message":"..."}
  * plus "Item" for a ConditionalCheckFailedException with ReturnValuesOnConditionCheckFailure.
+ * The members are named as in DynamoDB's model of each error: TransactionCanceledException,
+ * IdempotentParameterMismatchException and TransactionInProgressException spell theirs
+ * "Message" (SDKs take either spelling as the error's message; botocore also copies the
+ * modelled members into the response, e.response["Message"]), and
+ * TransactionCanceledException lists its reasons first, as DynamoDB Local 1.25.1 writes it:
+ *   {"__type":"...#TransactionCanceledException","CancellationReasons":[{"Code":"None"},
+ *    {"Item":{..},"Code":"ConditionalCheckFailed","Message":"..."}],"Message":"..."}
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,10 +30,21 @@
 #define TYPE_PREFIX "com.amazonaws.dynamodb.v20120810#"
 
 static const api_op *const ops[] = {
-    &api_op_create_table,     &api_op_describe_table, &api_op_list_tables, &api_op_delete_table,
-    &api_op_update_table,     &api_op_put_item,       &api_op_get_item,    &api_op_update_item,
-    &api_op_delete_item,      &api_op_query,          &api_op_scan,        &api_op_batch_get_item,
+    &api_op_create_table,
+    &api_op_describe_table,
+    &api_op_list_tables,
+    &api_op_delete_table,
+    &api_op_update_table,
+    &api_op_put_item,
+    &api_op_get_item,
+    &api_op_update_item,
+    &api_op_delete_item,
+    &api_op_query,
+    &api_op_scan,
+    &api_op_batch_get_item,
     &api_op_batch_write_item,
+    &api_op_transact_write_items,
+    &api_op_transact_get_items,
 };
 
 /* The error type of the last kura_execute() on this thread; NULL after a success. */
@@ -57,6 +75,8 @@ static const char *error_type(kura_status s)
         return "TransactionConflictException";
     case KURA_E_IDEMPOTENT_MISMATCH:
         return "IdempotentParameterMismatchException";
+    case KURA_E_TXN_IN_PROGRESS:
+        return "TransactionInProgressException";
     case KURA_E_COLLECTION_SIZE:
         return "ItemCollectionSizeLimitExceededException";
     default:
@@ -100,15 +120,50 @@ static kura_status run(api_call *c, const char *operation, const char *json, siz
     return op->run(c);
 }
 
-/* The error body, in place of whatever the operation wrote. */
-static kura_status error_body(api_call *c, const char *type, const char *msg)
+/* Whether DynamoDB's model names the error's message "Message" rather than "message". */
+static bool capital_message(const char *type)
+{
+    return strcmp(type, "TransactionCanceledException") == 0 ||
+           strcmp(type, "IdempotentParameterMismatchException") == 0 ||
+           strcmp(type, "TransactionInProgressException") == 0;
+}
+
+/* "CancellationReasons":[{["Item":{..},]"Code":"..."[,"Message":"..."]},...], */
+static kura_status put_reasons(kbuf *b, const kura_transact_write_res *r, bool items)
+{
+    kura_status s = jw_raw(b, "\"CancellationReasons\":[");
+    for (size_t i = 0; s == KURA_OK && i < r->cancellation_reason_count; i++) {
+        const kura_cancellation_reason *cr = &r->cancellation_reasons[i];
+        const char *code = cr->code ? cr->code : "None";
+        s = jw_raw(b, i ? ",{" : "{");
+        if (s == KURA_OK && items && cr->item) {
+            s = jw_raw(b, "\"Item\":");
+            if (s == KURA_OK) s = jw_item(b, cr->item);
+            if (s == KURA_OK) s = jw_raw(b, ",");
+        }
+        if (s == KURA_OK) s = jw_raw(b, "\"Code\":");
+        if (s == KURA_OK) s = jw_string(b, code, strlen(code));
+        if (s == KURA_OK && cr->message) {
+            s = jw_raw(b, ",\"Message\":");
+            if (s == KURA_OK) s = jw_message(b, cr->message);
+        }
+        if (s == KURA_OK) s = jw_raw(b, "}");
+    }
+    return s == KURA_OK ? jw_raw(b, "],") : s;
+}
+
+/* The error body, in place of whatever the operation wrote. `items`: with the items of the
+ * ConditionalCheckFailed error or reasons (left out when they cannot be printed). */
+static kura_status error_body(api_call *c, const char *type, const char *msg, bool items)
 {
     kbuf_clear(&c->out);
     kura_status s = jw_raw(&c->out, "{\"__type\":\"" TYPE_PREFIX);
     if (s == KURA_OK) s = jw_raw(&c->out, type);
-    if (s == KURA_OK) s = jw_raw(&c->out, "\",\"message\":");
+    if (s == KURA_OK) s = jw_raw(&c->out, "\",");
+    if (s == KURA_OK && c->txn.cancellation_reasons) s = put_reasons(&c->out, &c->txn, items);
+    if (s == KURA_OK) s = jw_raw(&c->out, capital_message(type) ? "\"Message\":" : "\"message\":");
     if (s == KURA_OK) s = jw_message(&c->out, msg);
-    if (s == KURA_OK && c->item) {
+    if (s == KURA_OK && items && c->item) {
         s = jw_raw(&c->out, ",\"Item\":");
         if (s == KURA_OK) s = jw_item(&c->out, c->item);
     }
@@ -118,7 +173,7 @@ static kura_status error_body(api_call *c, const char *type, const char *msg)
 kura_status kura_execute(kura_db *db, const char *operation, const char *json, size_t len,
                          char **out, size_t *out_len)
 {
-    api_call c = {db, NULL, NULL, NULL, KBUF_INIT, NULL};
+    api_call c = {db, NULL, NULL, NULL, KBUF_INIT, NULL, {NULL, 0, NULL, 0, NULL, 0}};
     const char *type = NULL;
     exec_error_type = NULL;
     kura_status s = run(&c, operation, json, len, &type);
@@ -126,18 +181,16 @@ kura_status kura_execute(kura_db *db, const char *operation, const char *json, s
     bool written = true;
     if (s != KURA_OK) {
         exec_error_type = type ? type : error_type(s);
-        /* the message is copied: a failure to print the Item replaces api_err_msg(), and an
+        /* the message is copied: a failure to print an Item replaces api_err_msg(), and an
          * Item that cannot be printed is left out rather than losing the error */
         char *msg = strdup(api_err_msg());
-        written = msg && error_body(&c, exec_error_type, msg) == KURA_OK;
-        if (msg && !written && c.item) {
-            kura_value_free(c.item);
-            c.item = NULL;
-            written = error_body(&c, exec_error_type, msg) == KURA_OK;
-        }
+        written = msg && error_body(&c, exec_error_type, msg, true) == KURA_OK;
+        if (msg && !written) written = error_body(&c, exec_error_type, msg, false) == KURA_OK;
         free(msg);
     }
     kura_value_free(c.item);
+    if (c.txn.cancellation_reasons || c.txn.consumed_capacity || c.txn.item_collection_metrics)
+        kura_transact_write_res_free(&c.txn);
     if (!written || !kbuf_append(&c.out, "}", 2)) { /* the closing brace and the NUL */
         kbuf_free(&c.out);
         return kura_err(KURA_E_NOMEM, "out of memory");

@@ -240,32 +240,6 @@ static const api_field batch_write_schema[] = {
     API_F_END,
 };
 
-/* "ItemCollectionMetrics": {"<table>": [one object per request], ...}, the tables in order of
- * their first request (only tables with an LSI have metrics; nothing when none has). */
-static kura_status put_batch_metrics(api_call *c, const kura_batch_write_res *res)
-{
-    const kura_item_collection_metrics *m = res->item_collection_metrics;
-    size_t n = res->item_collection_metrics_count;
-    if (n == 0) return KURA_OK;
-    kura_status s = jw_key(&c->out, "ItemCollectionMetrics", 21);
-    if (s == KURA_OK) s = jw_raw(&c->out, "{");
-    for (size_t i = 0; s == KURA_OK && i < n; i++) {
-        bool first = true;
-        for (size_t j = 0; j < i && first; j++)
-            first = strcmp(m[j].table_name, m[i].table_name) != 0;
-        if (!first) continue;
-        s = jw_key(&c->out, m[i].table_name, strlen(m[i].table_name));
-        if (s == KURA_OK) s = jw_raw(&c->out, "[");
-        for (size_t j = i; s == KURA_OK && j < n; j++) {
-            if (strcmp(m[j].table_name, m[i].table_name) != 0) continue;
-            if (j != i) s = jw_raw(&c->out, ",");
-            if (s == KURA_OK) s = api_write_metrics(&c->out, &m[j]);
-        }
-        if (s == KURA_OK) s = jw_raw(&c->out, "]");
-    }
-    return s == KURA_OK ? jw_raw(&c->out, "}") : s;
-}
-
 static kura_status decode_write(const char *table, const jd_t *w, kura_write_request *out)
 {
     const jd_t *put = jd_object_get(w, "PutRequest");
@@ -310,7 +284,9 @@ static kura_status run_batch_write(api_call *c)
         if (s == KURA_OK) {
             s = jw_key(&c->out, "UnprocessedItems", 16);
             if (s == KURA_OK) s = jw_raw(&c->out, "{}");
-            if (s == KURA_OK) s = put_batch_metrics(c, &res);
+            if (s == KURA_OK)
+                s = api_out_metrics_by_table(c, res.item_collection_metrics,
+                                             res.item_collection_metrics_count);
             const kura_consumed_capacity *cc[res.consumed_capacity_count + 1];
             for (size_t i = 0; i < res.consumed_capacity_count; i++)
                 cc[i] = &res.consumed_capacity[i];

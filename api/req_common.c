@@ -386,3 +386,25 @@ kura_status api_out_metrics(api_call *c, const kura_item_collection_metrics *m)
     kura_status s = jw_key(&c->out, "ItemCollectionMetrics", 21);
     return s == KURA_OK ? api_write_metrics(&c->out, m) : s;
 }
+
+kura_status api_out_metrics_by_table(api_call *c, const kura_item_collection_metrics *m, size_t n)
+{
+    if (n == 0) return KURA_OK;
+    kura_status s = jw_key(&c->out, "ItemCollectionMetrics", 21);
+    if (s == KURA_OK) s = jw_raw(&c->out, "{");
+    for (size_t i = 0; s == KURA_OK && i < n; i++) {
+        bool first = true;
+        for (size_t j = 0; j < i && first; j++)
+            first = strcmp(m[j].table_name, m[i].table_name) != 0;
+        if (!first) continue;
+        s = jw_key(&c->out, m[i].table_name, strlen(m[i].table_name));
+        if (s == KURA_OK) s = jw_raw(&c->out, "[");
+        for (size_t j = i; s == KURA_OK && j < n; j++) {
+            if (strcmp(m[j].table_name, m[i].table_name) != 0) continue;
+            if (j != i) s = jw_raw(&c->out, ",");
+            if (s == KURA_OK) s = api_write_metrics(&c->out, &m[j]);
+        }
+        if (s == KURA_OK) s = jw_raw(&c->out, "]");
+    }
+    return s == KURA_OK ? jw_raw(&c->out, "}") : s;
+}

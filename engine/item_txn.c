@@ -221,7 +221,11 @@ static kura_status evaluate(txn_act *acts, size_t n, bool want_metrics,
         reasons[i].code = "None";
         if (x->ex.cond && !expr_eval_condition(x->ex.cond, x->found ? &x->old : NULL)) {
             canceled = true;
-            s = set_reason(&reasons[i], "ConditionalCheckFailed", "The conditional request failed");
+            /* DynamoDB ends a ConditionCheck's message with a full stop, no other's */
+            s = set_reason(&reasons[i], "ConditionalCheckFailed",
+                           x->req->op == KURA_TXN_CONDITION_CHECK
+                               ? "The conditional request failed."
+                               : "The conditional request failed");
             if (s == KURA_OK && x->found &&
                 x->req->return_values_on_condition_check_failure == KURA_RETURN_ALL_OLD) {
                 kura_value copy = {0};
@@ -291,14 +295,14 @@ static bool canon_value(kbuf *b, const kura_value *v)
     return ok;
 }
 
-/* The hash of every parameter of the request but its token: what makes a retry "the same
- * request" for ClientRequestToken. Items and maps are hashed in their encoding, which orders
+/* The hash of the request's actions: what makes a retry "the same request" for
+ * ClientRequestToken. Items and maps are hashed in their encoding, which orders
  * attributes by name. */
 static kura_status request_hash(const kura_transact_write_req *req, uint64_t *hash_out)
 {
     kbuf b = KBUF_INIT;
-    bool ok = kbuf_put_u8(&b, (uint8_t)req->return_consumed_capacity) &&
-              kbuf_put_u8(&b, (uint8_t)req->return_item_collection_metrics);
+    bool ok = true; /* what is written, not what is returned: ReturnConsumedCapacity and
+                     * ReturnItemCollectionMetrics may differ between retries (as DynamoDB) */
     for (size_t i = 0; i < req->item_count && ok; i++) {
         const kura_transact_write_item *a = &req->items[i];
         ok = kbuf_put_u8(&b, (uint8_t)a->op) && canon_str(&b, a->table_name) &&
@@ -409,10 +413,18 @@ static kura_status write_results(const kura_transact_write_req *req, txn_act *ac
                             ? val_item_size(&x->neu)
                             : 0;
             units[first] += 2 * capacity_write_units(ob > nb ? ob : nb);
-            if (x->writes)
+            if (x->writes) /* the indexes' writes count double too */
                 s = table_index_charge(x->t, x->found ? &x->old : NULL,
                                        x->req->op == KURA_TXN_DELETE ? NULL : &x->neu,
                                        req->return_consumed_capacity, &ix[first]);
+        }
+        for (size_t i = 0; i < n && s == KURA_OK; i++) {
+            ix[i].capacity_units *= 2;
+            ix[i].write_capacity_units *= 2;
+            ix[i].read_capacity_units *= 2;
+            ix[i].table_capacity_units *= 2;
+            for (size_t k = 0; k < ix[i].index_count; k++)
+                ix[i].indexes[k].capacity_units *= 2;
         }
         if (s == KURA_OK)
             s = item_capacity_per_table(req->return_consumed_capacity, tables, n, units, ix,

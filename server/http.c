@@ -365,9 +365,9 @@ static enum MHD_Result answer(srv_http *h, struct MHD_Connection *conn, srv_req 
 /* The operations that write (and so, under --sync, wait for a WAL sync). */
 static bool is_write(const char *op)
 {
-    static const char *const writes[] = {"PutItem",     "UpdateItem",  "DeleteItem",
-                                         "BatchWriteItem", "CreateTable", "DeleteTable",
-                                         "UpdateTable"};
+    static const char *const writes[] = {"PutItem",        "UpdateItem",         "DeleteItem",
+                                         "BatchWriteItem", "TransactWriteItems", "CreateTable",
+                                         "DeleteTable",    "UpdateTable"};
     for (size_t i = 0; op && i < sizeof writes / sizeof *writes; i++)
         if (strcmp(op, writes[i]) == 0) return true;
     return false;

@@ -1,7 +1,7 @@
 """test_scenarios.py - This file contains the run of the shared scenario vectors
 (../shared/scenarios beside the checkout: real DynamoDB requests and responses) against
-kura-server over HTTP, every step whose features kura has (no secondary indexes, no
-transactions). The runner prints one FAIL line per mismatching step and exits non-zero if any
+kura-server over HTTP, every step (secondary indexes, transactions and ClientRequestToken
+included). The runner prints one FAIL line per mismatching step and exits non-zero if any
 failed; that output is shown when the test fails. Without the vectors the test fails rather
 than being skipped.
 """
@@ -12,7 +12,6 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SKIP = "transactions"  # secondary indexes are in; transactions come next (issue 16)
 
 
 def scenarios_dir():
@@ -23,7 +22,7 @@ def scenarios_dir():
 def test_scenario_vectors(server):
     runner = os.path.join(scenarios_dir(), "run_scenarios.py")
     assert os.path.isfile(runner), "no scenario vectors at %s (set KURA_SCENARIOS)" % runner
-    proc = subprocess.run([sys.executable, runner, server.url, "--skip-requires", SKIP],
+    proc = subprocess.run([sys.executable, runner, server.url],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
     out = proc.stdout.decode("utf-8", "replace")
     assert proc.returncode == 0, "run_scenarios.py failed (exit %d):\n%s\n%s" % (
@@ -31,4 +30,4 @@ def test_scenario_vectors(server):
     m = re.search(r"^(\d+) passed, (\d+) failed", out, re.M)
     assert m, out[-5000:]
     passed, failed = int(m.group(1)), int(m.group(2))
-    assert failed == 0 and passed >= 250, out[-5000:]  # 261 untagged steps in 2025-11
+    assert failed == 0 and passed >= 250, out[-5000:]  # 426 steps in 2025-11

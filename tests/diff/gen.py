@@ -50,6 +50,7 @@ SKIP_FLAGS = {
     "gsi_backfill_violations": "UpdateTable Create of a GSI while an item holds one of its key "
                                "attributes with the wrong type or empty (DynamoDB leaves such "
                                "items out of the index)",
+    "transactions": "TransactWriteItems and TransactGetItems",
 }
 
 # Skipped unless --include-known-bugs: op classes where kura is known to be wrong, so that CI
@@ -399,8 +400,10 @@ class Generator:
             return gen_index.scan(self, model)
         if x < 0.87:
             return gen_index.scan(self, model, segments=True)
+        if x < 0.95 and "transactions" not in self.skip:
+            return self.transact_write(model) if x < 0.935 else self.transact_get()
         if "batch" not in self.skip:
-            return self.batch_write() if x < 0.935 else self.batch_get()
+            return self.batch_write() if x < 0.975 else self.batch_get()
         return self.put(model)
 
     def maybe_condition(self, ex, table, req, meta, p=0.4):
@@ -670,6 +673,66 @@ class Generator:
                 reqs[t].append({"DeleteRequest": {"Key": self.key_part(t, w)}})
                 total += 1
         return Op("single", "BatchWriteItem", {"RequestItems": reqs}, {}, "batch")
+
+    def transact_write(self, model):
+        """TransactWriteItems of 1..5 actions made by the single-item generators: Put, Update,
+        Delete (their ReturnValues dropped) and ConditionCheck (a Delete's key with a
+        condition). Now and then one item twice (the request is refused)."""
+        r = self.rng
+        items, metas, seen = [], [], set()
+        for _ in range(r.randint(1, 5)):
+            c = r.random()
+            if c < 0.3:
+                op = self.put(model)
+                kind, keyof = "Put", op.req["Item"]
+            elif c < 0.65:
+                op = self.update(model)
+                kind, keyof = "Update", op.req["Key"]
+                if "UpdateExpression" not in op.req:
+                    continue
+            elif c < 0.8:
+                op = self.delete()
+                kind, keyof = "Delete", op.req["Key"]
+            else:
+                op = self.delete()
+                kind, keyof = "ConditionCheck", op.req["Key"]
+                if "condition" not in op.meta:
+                    ex = Expr(r)
+                    cond = self.condition(ex, op.req["TableName"])
+                    op.req["ConditionExpression"] = render(cond, ex)
+                    op.meta["condition"] = cond
+                    for m in ("ExpressionAttributeNames", "ExpressionAttributeValues"):
+                        op.req.pop(m, None)
+                    ex.attach(op.req)
+            t = op.req["TableName"]
+            k = (t, key_id(self.tables[t], keyof))
+            if k in seen and r.random() < 0.9:
+                continue
+            seen.add(k)
+            body = {f: v for f, v in op.req.items() if f != "ReturnValues"}
+            items.append({kind: body})
+            metas.append(dict(op.meta, kind=kind))
+        if not items:
+            return self.put(model)
+        return Op("single", "TransactWriteItems", {"TransactItems": items}, {"actions": metas},
+                  "transactions")
+
+    def transact_get(self):
+        """TransactGetItems of 1..6 Gets (with projections) over the tables."""
+        r = self.rng
+        items, metas, seen = [], [], set()
+        for _ in range(r.randint(1, 6)):
+            op = self.get()
+            t = op.req["TableName"]
+            k = (t, key_id(self.tables[t], op.req["Key"]))
+            if k in seen and r.random() < 0.9:
+                continue
+            seen.add(k)
+            body = {f: v for f, v in op.req.items() if f != "ConsistentRead"}
+            items.append({"Get": body})
+            metas.append(op.meta)
+        return Op("single", "TransactGetItems", {"TransactItems": items}, {"actions": metas},
+                  "transactions")
 
     def batch_get(self):
         r = self.rng

@@ -770,6 +770,108 @@ class Model:
         return {"Responses": out, "UnprocessedKeys": {}}
 
 
+    # Transactions
+
+    def op_TransactWriteItems(self, req, meta):
+        """kura's order: every action's table, key and item (ResourceNotFound and the request's
+        ValidationExceptions), one action per item; then, on one state, every action in turn
+        (its condition, then the new item): any failure cancels all with one reason per
+        action; otherwise every write is applied."""
+        plan, seen = [], set()
+        for a, m in zip(req["TransactItems"], meta["actions"]):
+            kind = m["kind"]
+            body = a[kind]
+            t = self.table(body["TableName"])
+            if kind == "Put":
+                item = t.check_item(body["Item"])
+                t.check_indexes(item)
+                k = t.key_tuple(item)
+            else:
+                item = None
+                k = t.check_key(body["Key"])
+            if kind == "Update":
+                keynames = [n for n, _ in t.key_attrs()]
+                values = body.get("ExpressionAttributeValues", {})
+                for u in m.get("update", []):
+                    allowed = {"add": ("N", "SS", "NS", "BS"), "delete": ("SS", "NS", "BS")}
+                    if u[0] in allowed and vtype(values[u[2]]) not in allowed[u[0]]:
+                        raise validation(None)
+                for u in m.get("update", []):
+                    if u[1][0] in keynames:
+                        raise validation("One or more parameter values were invalid: Cannot "
+                                         "update attribute %s. This attribute is part of the "
+                                         "key" % u[1][0])
+            plan.append((t, k, kind, body, m, item))
+        for t, k, _, _, _, _ in plan:
+            if (t.name, k) in seen:
+                raise validation("Transaction request cannot include multiple operations on "
+                                 "one item")
+            seen.add((t.name, k))
+        reasons, writes, failed = [], [], False
+        for t, k, kind, body, m, item in plan:
+            old = t.items.get(k)
+            values = body.get("ExpressionAttributeValues", {})
+            cond = m.get("condition")
+            if cond is not None and not evaluate(old or {}, values, cond):
+                r = {"Code": "ConditionalCheckFailed",
+                     "Message": MSG_COND_FAILED + ("." if kind == "ConditionCheck" else "")}
+                if old is not None and body.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD":
+                    r["Item"] = copy.deepcopy(old)
+                reasons.append(r)
+                failed = True
+                continue
+            new = item
+            if kind == "Update":
+                try:
+                    base = old if old is not None else canon_item(body["Key"])
+                    new = apply_update(base, values, m.get("update", []))
+                    t.check_indexes(new)
+                except ModelError as e:
+                    r = {"Code": "ValidationError"}
+                    if e.message is not None:
+                        r["Message"] = e.message
+                    reasons.append(r)
+                    failed = True
+                    continue
+            reasons.append({"Code": "None"})
+            if kind != "ConditionCheck":
+                writes.append((t, k, None if kind == "Delete" else new))
+        if failed:
+            msg = ("Transaction cancelled, please refer cancellation reasons for specific "
+                   "reasons [%s]" % ", ".join(r["Code"] for r in reasons))
+            e = ModelError("TransactionCanceledException", msg)
+            body = e.body()
+            body["CancellationReasons"] = reasons
+            raise _BodyError(e, body)
+        for t, k, new in writes:
+            if new is None:
+                t.items.pop(k, None)
+            else:
+                t.items[k] = new
+        return {}
+
+    def op_TransactGetItems(self, req, meta):
+        out, seen = [], set()
+        gets = []
+        for a in req["TransactItems"]:
+            body = a["Get"]
+            t = self.table(body["TableName"])
+            gets.append((t, t.check_key(body["Key"])))
+        for t, k in gets:
+            if (t.name, k) in seen:
+                raise validation("Transaction request cannot include multiple operations on "
+                                 "one item")
+            seen.add((t.name, k))
+        for (t, k), m in zip(gets, meta["actions"]):
+            item = t.items.get(k)
+            paths = m.get("projection")
+            if item is None:
+                out.append({})
+            else:
+                out.append({"Item": project(item, paths) if paths else copy.deepcopy(item)})
+        return {"Responses": out}
+
+
 class _BodyError(ModelError):
     """A ModelError whose response body carries more than the type and message."""
 

@@ -4,11 +4,13 @@
  *
  * This file contains a fuzz target for api/. A database in a temporary directory is opened
  * once (KURA_RELAXED) with three tables of different key types (fz1: S; fz2: N + B;
- * fz3: B + S). The first input byte picks the operation (byte % 14: the 13 operations kura
- * has, then TransactWriteItems, which it has not), the rest is the request body. Whatever the
- * input, kura_execute must not crash, must return a response that is a JSON object, and an
- * error response must carry "__type" (com.amazonaws.dynamodb.v20120810#...) and "message",
- * agree with kura_execute_error_type() and with the returned status. An InternalServerError
+ * fz3: B + S). The first input byte picks the operation (byte % 15: the operations kura has,
+ * TransactWriteItems and TransactGetItems last, so that the seeds of the older 14-entry list
+ * keep their operation), the rest is the request body. Whatever the input, kura_execute must
+ * not crash, must return a response that is a JSON object, and an error response must carry
+ * "__type" (com.amazonaws.dynamodb.v20120810#...) and "message" (or "Message", as DynamoDB's
+ * model spells it for TransactionCanceledException and two others), agree with
+ * kura_execute_error_type() and with the returned status. An InternalServerError
  * is a finding unless the status is a storage failure (I/O, corruption, no space, read-only,
  * out of memory). Seeds: corpus/execute_fuzz/ (first byte = the operation index).
  */
@@ -24,7 +26,7 @@
 static const char *const fz_ops[] = {
     "CreateTable", "DescribeTable", "ListTables",     "DeleteTable",        "UpdateTable",
     "PutItem",     "GetItem",       "UpdateItem",     "DeleteItem",         "Query",
-    "Scan",        "BatchGetItem",  "BatchWriteItem", "TransactWriteItems",
+    "Scan",        "BatchGetItem",  "BatchWriteItem", "TransactWriteItems", "TransactGetItems",
 };
 #define FZ_NOPS (sizeof fz_ops / sizeof fz_ops[0])
 
@@ -112,7 +114,8 @@ static void fz_check_response(const char *op, kura_status s, const char *out, si
     } else {
         static const char prefix[] = "com.amazonaws.dynamodb.v20120810#";
         if (!type || strncmp(type, prefix, sizeof prefix - 1) != 0 ||
-            !json_is_string(json_object_get(j, "message")))
+            !(json_is_string(json_object_get(j, "message")) ||
+              json_is_string(json_object_get(j, "Message"))))
             fz_fail("error body without __type or message", op, out);
         if (!etype || strcmp(type + sizeof prefix - 1, etype) != 0)
             fz_fail("__type differs from kura_execute_error_type()", op, out);

@@ -171,7 +171,8 @@ static void test_actions_and_reasons(void **state)
     assert_string_equal(res.cancellation_reasons[0].code, "None");
     assert_null(res.cancellation_reasons[0].message);
     assert_string_equal(res.cancellation_reasons[1].code, "ConditionalCheckFailed");
-    assert_string_equal(res.cancellation_reasons[1].message, "The conditional request failed");
+    /* a ConditionCheck's message ends with a full stop, as DynamoDB writes it */
+    assert_string_equal(res.cancellation_reasons[1].message, "The conditional request failed.");
     assert_non_null(res.cancellation_reasons[1].item);
     kura_transact_write_res_free(&res);
     assert_item(db, "TxB", "{\"pk\":{\"S\":\"p\"},\"sk\":{\"S\":\"1\"}}",
