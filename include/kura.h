@@ -914,7 +914,10 @@ void kura_transact_get_res_free(kura_transact_get_res *r);
  * (exactly what an AWS SDK sends) and returns the response body DynamoDB would send in
  * *out (malloc'ed, NUL-terminated, free with kura_free) of *out_len bytes. Returns KURA_OK
  * when the response is a success, otherwise the status of the error, with *out holding
- * DynamoDB's error body {"__type":"com.amazonaws.dynamodb.v20120810#<Type>","message":...}.
+ * DynamoDB's error body {"__type":"com.amazonaws.dynamodb.v20120810#<Type>","message":...}
+ * ("Message" for TransactionCanceledException, IdempotentParameterMismatchException and
+ * TransactionInProgressException, as DynamoDB's model spells it; a cancellation also carries
+ * "CancellationReasons", one per action).
  * *out is always set unless KURA_E_NOMEM. The error type of the body is also available as a
  * static string from kura_execute_error_type() ("ValidationException", ...; NULL on
  * success); an InternalServerError body means an engine failure (HTTP 500).
