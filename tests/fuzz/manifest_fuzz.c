@@ -6,7 +6,8 @@
  *     CORRUPTION (or NOMEM); an edit it accepts must survive encode -> decode unchanged,
  *     and re-encoding the decoded copy must give the same bytes;
  *   - lsm_rep_iterate (engine/lsm/batch.h): every key and value it hands out must lie
- *     inside the input, with sequence numbers counting up from the header's.
+ *     inside the input, with sequence numbers counting up from the header's, and a
+ *     transaction marker only first, without a value; lsm_rep_txn_id reads inside it.
  * Seeds: make_seeds.c (an encoded edit and an encoded batch).
  */
 #include <stdlib.h>
@@ -103,8 +104,12 @@ static kura_status batch_fuzz_entry(void *arg, uint64_t seq, unsigned type, cons
     batch_fuzz_state *st = arg;
 
     if (seq != st->next_seq ||
-        (type != IKEY_TYPE_VALUE && type != IKEY_TYPE_DELETE && type != LSM_BATCH_IMAGE) ||
+        (type != IKEY_TYPE_VALUE && type != IKEY_TYPE_DELETE && type != LSM_BATCH_IMAGE &&
+         type != LSM_BATCH_TXN) ||
         !batch_fuzz_inside(st, key, klen) || !batch_fuzz_inside(st, val, vlen))
+        abort();
+    /* a transaction's marker: the first entry only, a key and no value */
+    if (type == LSM_BATCH_TXN && (st->n != 0 || vlen != 0 || val))
         abort();
     st->next_seq++;
     st->n++;
@@ -121,6 +126,10 @@ static void batch_fuzz(const uint8_t *data, size_t size)
     s = lsm_rep_iterate(data, size, batch_fuzz_entry, &st, "fuzz batch");
     FUZZ_CHECK(s, "lsm_rep_iterate", KURA_OK, KURA_E_CORRUPTION);
     if (s == KURA_OK && size >= BATCH_HEADER && st.n != lsm_rep_count(data))
+        abort();
+    /* lsm_rep_txn_id reads the marker's id from inside the input, on any bytes */
+    uint64_t id;
+    if (lsm_rep_txn_id(data, size, &id) && size < BATCH_HEADER + 10)
         abort();
 }
 
