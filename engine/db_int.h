@@ -63,6 +63,7 @@ struct kura_db {
     /* the transaction log (engine/txn.h): a tree of commit records outside the catalog; the
      * client request tokens of transactions running now (txn_mu) */
     kura_tree *txn;
+    kpool *txn_sync_pool; /* a transaction's WALs are synced in parallel on these threads */
     kmutex txn_mu;
     struct txn_running *txn_running;
 

@@ -19,7 +19,7 @@
 #define TXN_TREE "#txn"
 #define TXN_TREE_NEW "#txn.new"
 
-enum { COMMIT_KEY = 9 };
+enum { COMMIT_KEY = 9, TXN_SYNC_THREADS = 4 };
 
 static void commit_key(uint8_t key[COMMIT_KEY], uint64_t id)
 {
@@ -111,6 +111,10 @@ kura_status txn_log_open(kura_db *db)
         tree_close(t);
         return s;
     }
+    if (!(db->txn_sync_pool = kpool_new(TXN_SYNC_THREADS))) {
+        tree_close(t);
+        return kura_err(KURA_E_NOMEM, "transaction log: cannot start its sync threads");
+    }
     db->txn = t;
     db->sh.txn_arg = db;
     db->sh.txn_committed = committed;
@@ -119,6 +123,8 @@ kura_status txn_log_open(kura_db *db)
 
 kura_status txn_log_close(kura_db *db)
 {
+    kpool_free(db->txn_sync_pool);
+    db->txn_sync_pool = NULL;
     kura_tree *t = db->txn;
     if (!t)
         return KURA_OK;
@@ -236,6 +242,72 @@ void txn_token_end(kura_db *db, const char *token)
     kmutex_unlock(&db->txn_mu);
 }
 
+/* ---- The pieces' syncs, in parallel --------------------------------------------------------------- */
+
+typedef struct sync_wait {
+    kmutex mu;
+    kcond cv;
+    size_t left;
+} sync_wait;
+
+typedef struct sync_job {
+    lsm_tree *part;
+    sync_wait *w;
+    kura_status s;
+    char msg[256];
+} sync_job;
+
+static void sync_one(sync_job *j)
+{
+    j->s = lsm_txn_sync(j->part);
+    if (j->s != KURA_OK) /* the message is the syncing thread's */
+        snprintf(j->msg, sizeof j->msg, "%s", kura_last_error());
+}
+
+static void sync_job_main(void *arg)
+{
+    sync_job *j = arg;
+    sync_one(j);
+    kmutex_lock(&j->w->mu);
+    if (--j->w->left == 0)
+        kcond_signal(&j->w->cv);
+    kmutex_unlock(&j->w->mu);
+}
+
+/* fdatasyncs the WALs of the pieces: all but the first on the sync threads, the first here,
+ * so n syncs take about the time of one. Each failure makes its partition read-only. */
+static kura_status sync_all(kura_db *db, txn_piece *pieces, size_t n)
+{
+    sync_job *jobs = calloc(n, sizeof *jobs);
+    if (!jobs)
+        return kura_err(KURA_E_NOMEM, "transaction: out of memory");
+    sync_wait w = {.left = 0};
+    kmutex_init(&w.mu);
+    kcond_init(&w.cv);
+    for (size_t i = 0; i < n; i++)
+        jobs[i] = (sync_job){.part = pieces[i].part, .w = &w};
+    for (size_t i = 1; i < n; i++) {
+        kmutex_lock(&w.mu);
+        w.left++;
+        kmutex_unlock(&w.mu);
+        if (!kpool_submit(db->txn_sync_pool, sync_job_main, &jobs[i]))
+            sync_job_main(&jobs[i]); /* (out of memory: here) */
+    }
+    sync_one(&jobs[0]);
+    kmutex_lock(&w.mu);
+    while (w.left > 0)
+        kcond_wait(&w.cv, &w.mu);
+    kmutex_unlock(&w.mu);
+    kura_status s = KURA_OK;
+    for (size_t i = 0; i < n && s == KURA_OK; i++)
+        if (jobs[i].s != KURA_OK)
+            s = kura_err(jobs[i].s, "%s", jobs[i].msg);
+    kcond_destroy(&w.cv);
+    kmutex_destroy(&w.mu);
+    free(jobs);
+    return s;
+}
+
 kura_status txn_commit(kura_db *db, txn_piece *pieces, size_t n, bool sync,
                        const txn_token *tok)
 {
@@ -280,9 +352,12 @@ kura_status txn_commit(kura_db *db, txn_piece *pieces, size_t n, bool sync,
             lsm_rep_set_seq(m[i].rep.data, seq);
             seq += lsm_batch_count(&m[i]);
         }
-        /* the pieces are durable before the commit record can be */
+        /* the pieces are durable before the commit record can be: appended, then synced
+         * all at once */
         for (size_t i = 0; i < n && s == KURA_OK; i++)
-            s = lsm_txn_prepare(pieces[i].part, m[i].rep.data, m[i].rep.len, true);
+            s = lsm_txn_append(pieces[i].part, m[i].rep.data, m[i].rep.len);
+        if (s == KURA_OK)
+            s = sync_all(db, pieces, n);
         if (s == KURA_OK) {
             uint8_t key[COMMIT_KEY];
             commit_key(key, first);

@@ -122,7 +122,7 @@ kura_status lsm_wal_replay(lsm_tree *t, uint64_t from_seq, lsm_rep_fn fn, void *
  *      between a piece's WAL record and its insert;
  *   2. allocates one sequence range for all pieces (lsm_seq_alloc), stamps them in order, each
  *      beginning with the transaction's marker (lsm_batch_txn_marker, id = the range's first);
- *   3. lsm_txn_prepare() every piece: appended to the WAL and, with `sync`, made durable;
+ *   3. lsm_txn_append() every piece to its WAL, then lsm_txn_sync() every WAL (in parallel);
  *   4. makes the commit record durable (the commit point);
  *   5. lsm_txn_apply() every piece: memtable and commit hook;
  *   6. lsm_seq_complete() the range, lsm_txn_release() every participant, lsm_seq_wait().
@@ -138,12 +138,15 @@ typedef struct lsm_txn_hold {
 /* Becomes the leader of t's commit queue and makes room in its memtable. On failure nothing
  * is held. */
 kura_status lsm_txn_lead(lsm_tree *t, lsm_txn_hold *h);
-/* Leader: appends the piece (stamped) to the WAL; with sync, fdatasyncs it. */
-kura_status lsm_txn_prepare(lsm_tree *t, const uint8_t *rep, size_t len, bool sync);
+/* Leader: appends the piece (stamped) to the WAL. */
+kura_status lsm_txn_append(lsm_tree *t, const uint8_t *rep, size_t len);
+/* Leader (or a helper thread acting for it while it waits): fdatasyncs the WAL. The pieces of
+ * one transaction are synced in parallel, each partition's on its own thread. */
+kura_status lsm_txn_sync(lsm_tree *t);
 /* Leader: inserts the piece into the memtable and hands it to the commit hook. */
 kura_status lsm_txn_apply(lsm_tree *t, const uint8_t *rep, size_t len);
 /* Ends the lead; `s` is what the transaction came to (a failure is kept by the partition
- * only if lsm_txn_prepare/apply reported it). */
+ * only if lsm_txn_append/sync/apply reported it). */
 void lsm_txn_release(lsm_tree *t, lsm_txn_hold *h, kura_status s);
 /* The lowest id of the transactions whose pieces the partition's WAL segments still hold
  * (UINT64_MAX: none): their commit records must stay (engine/txn_log.c's collection). Every

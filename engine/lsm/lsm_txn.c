@@ -56,7 +56,7 @@ static kura_status fail(lsm_tree *t, kura_status s)
     return s;
 }
 
-kura_status lsm_txn_prepare(lsm_tree *t, const uint8_t *rep, size_t len, bool sync)
+kura_status lsm_txn_append(lsm_tree *t, const uint8_t *rep, size_t len)
 {
     if (__atomic_load_n(&t->bg_error, __ATOMIC_ACQUIRE) != KURA_OK) {
         kmutex_lock(&t->mu);
@@ -70,8 +70,6 @@ kura_status lsm_txn_prepare(lsm_tree *t, const uint8_t *rep, size_t len, bool sy
     kura_status s = wal_writer_addv(t->wal, recs, lens, 1);
     if (s == KURA_OK)
         s = io_crash_point(t->sh->io, "txn.after_prepare");
-    if (s == KURA_OK && sync)
-        s = wal_writer_sync(t->wal);
     if (s != KURA_OK)
         return fail(t, s);
     uint32_t n = lsm_rep_count(rep);
@@ -84,6 +82,12 @@ kura_status lsm_txn_prepare(lsm_tree *t, const uint8_t *rep, size_t len, bool sy
         kmutex_unlock(&t->wal_mu);
     }
     return KURA_OK;
+}
+
+kura_status lsm_txn_sync(lsm_tree *t)
+{
+    kura_status s = wal_writer_sync(t->wal);
+    return s == KURA_OK ? KURA_OK : fail(t, s);
 }
 
 kura_status lsm_txn_apply(lsm_tree *t, const uint8_t *rep, size_t len)
