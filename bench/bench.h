@@ -45,6 +45,8 @@ typedef struct bench_config {
     uint32_t lag_gsis;     /* GSIs of gsi_lag's table */
     uint32_t lag_seconds;  /* length of each open-loop phase of gsi_lag */
     bool gsi_keys_only;    /* GSIs project KEYS_ONLY instead of ALL */
+    /* the transaction workloads (bench/txn/txn.h) */
+    uint32_t txn_seconds;  /* length of the time-based ones (put_solo/mixed, txn_hot) */
     const char *dir;       /* parent of the per-run database directories */
     const char *json_path; /* NULL: no JSON file */
     const char *command;   /* the command line, for the report; owned by main.c */

@@ -96,6 +96,9 @@ typedef struct bench_engine {
      * of bench_workload_run; NULL for every other engine. */
     kura_status (*index_run)(const struct bench_workload *wl, const struct bench_config *cfg,
                              uint32_t repeat, const char *dir, struct bench_run *run_out);
+    /* kura-capi only: runs a transaction workload (bench/txn/txn.h), likewise. */
+    kura_status (*txn_run)(const struct bench_workload *wl, const struct bench_config *cfg,
+                           uint32_t repeat, const char *dir, struct bench_run *run_out);
 } bench_engine;
 
 /* Every engine name kura-bench knows, compiled in or not, in report order. */

@@ -18,6 +18,7 @@
 
 #include "bench/index/index.h"
 #include "bench/items.h"
+#include "bench/txn/txn.h"
 #include "engine/model/value.h"
 #include "util/status.h"
 
@@ -422,6 +423,7 @@ static const bench_item_api json_api = {fields_open, idb_close, json_put, json_g
 const bench_engine bench_engine_kura_raw = {.name = "kura-raw", .settings = items_settings,
                                             .items = &raw_api};
 const bench_engine bench_engine_kura_capi = {.name = "kura-capi", .settings = items_settings,
-                                             .items = &capi_api, .index_run = bench_index_run};
+                                             .items = &capi_api, .index_run = bench_index_run,
+                                             .txn_run = bench_txn_run};
 const bench_engine bench_engine_kura_json = {.name = "kura-json", .settings = items_settings,
                                              .items = &json_api};

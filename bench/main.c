@@ -33,13 +33,13 @@ static void usage(FILE *out)
             "                  [--json=FILE] [--sync-num=N] [--partitions=P]\n"
             "                  [--memtable-mb=M] [--cache-mb=C] [--seed=S] [--quiet]\n"
             "                  [--backfill-num=N] [--lag-gsis=G] [--lag-seconds=S]\n"
-            "                  [--gsi-projection=all|keys]\n\n"
+            "                  [--gsi-projection=all|keys] [--txn-seconds=S]\n\n"
             "Runs storage workloads against kura and its peers and reports ops/s, MB/s, p50\n"
             "and p99 latency, bytes on disk and peak RSS, as tables and as JSON.\n\n"
             "  --engines=LIST     comma-separated; 'all' = every key/value engine compiled in\n"
             "                     (default); 'items' = kura-raw,kura-capi,kura-json, the\n"
             "                     item-level ways into kura for putitem,getitem,query,updateitem;\n"
-            "                     the index workloads run on kura-capi alone\n"
+            "                     the index and transaction workloads run on kura-capi alone\n"
             "  --workloads=LIST   comma-separated, run in order (default: the list below)\n"
             "  --num=N            keys 0..N-1 and ops of fills/reads (default 1000000)\n"
             "  --key-size=B       key bytes: the index, zero-padded decimal (default 16)\n"
@@ -61,6 +61,9 @@ static void usage(FILE *out)
             "  --lag-seconds=S    gsi_lag: seconds of each open-loop phase (default 10)\n"
             "  --gsi-projection=P index workloads: the GSIs project 'all' attributes\n"
             "                     (default) or 'keys' (KEYS_ONLY)\n"
+            "  --txn-seconds=S    transaction workloads: seconds of put_solo*, put_mixed* and\n"
+            "                     txn_hot (default 5); pairs_* and *25_sync write --sync-num\n"
+            "                     items, batch25 and txn25 --num (bench/txn/txn.h)\n"
             "  --quiet            no progress lines on stderr, except for runs that failed\n"
             "  --help             this text\n\n"
             "Workloads (the default list is all of them, in this order):\n");
@@ -205,6 +208,7 @@ static num_flag num_flags[] = {
     {'B', "backfill-num", 1, 1000000000ull, 1000000},
     {'G', "lag-gsis", 1, 5, 5},
     {'L', "lag-seconds", 1, 3600, 10},
+    {'X', "txn-seconds", 1, 3600, 5},
 };
 #define NUM_FLAGS (sizeof num_flags / sizeof num_flags[0])
 
@@ -273,6 +277,7 @@ static int parse_args(int argc, char **argv, bench_config *cfg)
     cfg->backfill_num = flag_value('B');
     cfg->lag_gsis = (uint32_t)flag_value('G');
     cfg->lag_seconds = (uint32_t)flag_value('L');
+    cfg->txn_seconds = (uint32_t)flag_value('X');
     if (!bench_key_fits(cfg->key_size, cfg->num))
         return bad_usage("--key-size is too small to hold the indexes below --num and the "
                          "missing keys (need one byte more than the digits)%s", "");

@@ -142,7 +142,7 @@ void bench_report_table(FILE *out, const bench_config *cfg, const bench_run *run
 {
     for (size_t w = 0; w < cfg->nworkloads; w++) {
         const bench_workload *wl = cfg->workloads[w];
-        bool item = bench_wl_is_item(wl->kind);
+        bool item = bench_wl_is_item(wl->kind) && !bench_wl_is_txn(wl->kind);
         long ki = item ? rp_ref_index(cfg, "kura-raw") : rp_kura_index(cfg);
         bench_run med[BENCH_MAX_ENGINES], kura;
         uint32_t threads = wl->threaded ? cfg->threads : 1;
@@ -150,7 +150,10 @@ void bench_report_table(FILE *out, const bench_config *cfg, const bench_run *run
             bench_report_median(cfg, runs, e, w, &med[e]);
         if (ki >= 0)
             kura = med[ki];
-        if (bench_wl_is_index(wl->kind))
+        if (bench_wl_is_txn(wl->kind))
+            fprintf(out, "\n== %s: transactions (bench/txn/txn.h), median of %u run%s ==\n",
+                    wl->name, cfg->repeat, cfg->repeat == 1 ? "" : "s");
+        else if (bench_wl_is_index(wl->kind))
             fprintf(out, "\n== %s: secondary indexes (bench/index/index.h), median of %u "
                          "run%s ==\n", wl->name, cfg->repeat, cfg->repeat == 1 ? "" : "s");
         else if (item)
@@ -167,8 +170,9 @@ void bench_report_table(FILE *out, const bench_config *cfg, const bench_run *run
             rp_table_row(out, cfg->engines[e]->name, wl, &med[e], ki >= 0 ? &kura : NULL);
     }
     fprintf(out, "\nvs kura = the engine's ops/s / kura's (above 1.00x: faster than kura); "
-                 "vs raw (item workloads) = ops/s / kura-raw's; index workloads: the lines "
-                 "under a row are its extra figures (bench/index/index.h). "
+                 "vs raw (item workloads) = ops/s / kura-raw's; index and transaction workloads: "
+                 "the lines under a row are its extra figures (bench/index/index.h, "
+                 "bench/txn/txn.h). "
                  "MB/s = (key + value bytes) x ops / s; compact: bytes on disk before it / s; "
                  "recover: bytes written before the crash / s to reopen.\n");
 }
@@ -231,6 +235,7 @@ static void rp_json_settings(bench_json *j, const bench_config *cfg)
     bj_u64(j, "lag_gsis", cfg->lag_gsis);
     bj_u64(j, "lag_seconds", cfg->lag_seconds);
     bj_string(j, "gsi_projection", cfg->gsi_keys_only ? "keys" : "all");
+    bj_u64(j, "txn_seconds", cfg->txn_seconds);
     bj_string(j, "dir", cfg->dir);
     bj_object_begin(j, "engine_settings");
     for (size_t e = 0; e < cfg->nengines; e++) {

@@ -47,6 +47,17 @@ const bench_workload bench_workloads[] = {
     {"query_gsi", BENCH_WL_IDX_QUERY_GSI, false, false, false, "num/20 Queries of GSI by_grp", 0},
     {"gsi_lag", BENCH_WL_IDX_LAG, true, false, false, "GSI lag at 50%/90% of max writes", 0},
     {"backfill", BENCH_WL_IDX_BACKFILL, true, false, false, "new GSI on --backfill-num items", 0},
+    {"pairs_put", BENCH_WL_TXN_PAIRS_PUT, true, true, true, "--sync-num PutItems, pairs, sync", 0},
+    {"pairs_txn", BENCH_WL_TXN_PAIRS_TXN, true, true, true, "the pairs as 2-partition txns", 0},
+    {"batch25_sync", BENCH_WL_TXN_BATCH, true, true, false, "--sync-num items, 25 a BatchWrite", 0},
+    {"txn25_sync", BENCH_WL_TXN_BATCH_TXN, true, true, false, "the same 25 a transaction", 0},
+    {"batch25", BENCH_WL_TXN_BATCH, true, false, false, "--num items, 25 a BatchWrite, relaxed", 0},
+    {"txn25", BENCH_WL_TXN_BATCH_TXN, true, false, false, "the same 25 a transaction", 0},
+    {"put_solo_sync", BENCH_WL_TXN_MIX_SOLO, true, true, true, "PutItems, threads/2, sync", 0},
+    {"put_mixed_sync", BENCH_WL_TXN_MIX_TXN, true, true, true, "the same beside 2-item txns", 0},
+    {"put_solo", BENCH_WL_TXN_MIX_SOLO, true, false, true, "PutItems, threads/2, relaxed", 0},
+    {"put_mixed", BENCH_WL_TXN_MIX_TXN, true, false, true, "the same beside 2-item txns", 0},
+    {"txn_hot", BENCH_WL_TXN_HOT, true, true, true, "txns moving n among 100 hot items", 0},
 };
 const size_t bench_nworkloads = sizeof bench_workloads / sizeof bench_workloads[0];
 
@@ -60,6 +71,8 @@ const bench_workload *bench_workload_find(const char *name)
 
 const char *bench_workload_skip_reason(const bench_workload *wl, const bench_engine *e)
 {
+    if (bench_wl_is_txn(wl->kind) && e->txn_run == NULL)
+        return "transaction workloads run on kura-capi (the C API)";
     if (bench_wl_is_index(wl->kind) && e->index_run == NULL)
         return "index workloads run on kura-capi (the C API)";
     if (bench_wl_is_item(wl->kind) && e->items == NULL)
@@ -411,6 +424,8 @@ kura_status bench_workload_run(const bench_workload *wl, const bench_engine *e,
 {
     if (wl->kind == BENCH_WL_RECOVER)
         return bench_recover_run(wl, e, cfg, dir, run_out);
+    if (bench_wl_is_txn(wl->kind))
+        return e->txn_run(wl, cfg, repeat, dir, run_out);
     if (bench_wl_is_index(wl->kind))
         return e->index_run(wl, cfg, repeat, dir, run_out);
     if (bench_wl_is_item(wl->kind))

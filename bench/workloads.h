@@ -20,7 +20,9 @@
  *   recover      seconds to reopen after a SIGKILL with ~64 MiB in the WAL (recover.c)
  *   putitem, getitem, query, updateitem: item level, see bench/items.h
  *   putitem_gsi0, putitem_gsi2, putitem_gsi5, query_base, query_gsi, gsi_lag, backfill:
- *                secondary indexes, see bench/index.h
+ *                secondary indexes, see bench/index/index.h
+ *   pairs_put, pairs_txn, batch25[_sync], txn25[_sync], put_solo[_sync], put_mixed[_sync],
+ *   txn_hot:     transactions, see bench/txn/txn.h
  */
 #ifndef KURA_BENCH_WORKLOADS_H
 #define KURA_BENCH_WORKLOADS_H
@@ -54,6 +56,14 @@ typedef enum bench_wl_kind {
     BENCH_WL_IDX_QUERY_GSI,
     BENCH_WL_IDX_LAG,
     BENCH_WL_IDX_BACKFILL,
+    /* transactions (bench/txn/txn.h): only the kura-capi engine */
+    BENCH_WL_TXN_PAIRS_PUT,
+    BENCH_WL_TXN_PAIRS_TXN,
+    BENCH_WL_TXN_BATCH,
+    BENCH_WL_TXN_BATCH_TXN,
+    BENCH_WL_TXN_MIX_SOLO,
+    BENCH_WL_TXN_MIX_TXN,
+    BENCH_WL_TXN_HOT,
 } bench_wl_kind;
 
 static inline bool bench_wl_is_item(int kind)
@@ -63,7 +73,12 @@ static inline bool bench_wl_is_item(int kind)
 
 static inline bool bench_wl_is_index(int kind)
 {
-    return kind >= BENCH_WL_IDX_PUT;
+    return kind >= BENCH_WL_IDX_PUT && kind < BENCH_WL_TXN_PAIRS_PUT;
+}
+
+static inline bool bench_wl_is_txn(int kind)
+{
+    return kind >= BENCH_WL_TXN_PAIRS_PUT;
 }
 
 typedef struct bench_workload {

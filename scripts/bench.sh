@@ -8,16 +8,19 @@
 #   scripts/bench.sh --num=100000                 a quick run
 #   scripts/bench.sh --engines=rocksdb,leveldb    peers only
 #   SUITE=index scripts/bench.sh                  the secondary-index workloads (~5 min)
+#   SUITE=txn scripts/bench.sh                    the transaction workloads (~3 min)
 # Environment:
 #   SUITE      core (default): the storage-core comparison; index: the secondary-index
 #              workloads on kura-capi (bench/index/index.h, docs/BENCHMARKS.md "Secondary
-#              indexes"), 3 rounds
+#              indexes"), 3 rounds; txn: the transaction workloads on kura-capi
+#              (bench/txn/txn.h, docs/BENCHMARKS.md "Transactions"), 3 rounds
 #   BUILD_DIR  the CMake build directory (default: build). It must be a Release build
 #              without sanitizers; a missing one is configured as such.
 #   BENCH_DIR  where the databases are made (default: $BUILD_DIR/bench/data). Use a real
 #              disk file system, not tmpfs: fillsync and recover measure the disk.
 #
-# Writes $BUILD_DIR/bench/bench-<UTC time>.{txt,json} (SUITE=index: index-<UTC time>) and
+# Writes $BUILD_DIR/bench/bench-<UTC time>.{txt,json} (SUITE=index: index-<UTC time>,
+# SUITE=txn: txn-<UTC time>) and
 # points latest.{txt,json} at them.
 # Exit status: kura-bench's (0 all runs succeeded, 1 some run failed, 2 bad flags).
 set -euo pipefail
@@ -53,6 +56,11 @@ base=$out/bench-$stamp
 # The index suite: what GSIs cost PutItem (0, 2, 5 GSIs), Query of a GSI against one of the
 # table, GSI lag at 50% and 90% of the maximum write rate, a backfill of 1M items; ~100 s a
 # round at --num=500000.
+#
+# The transaction suite: 2-item transactions over two partitions against the same PutItems
+# (8 threads, sync), 25-item transactions against BatchWriteItem (sync and relaxed), PutItem
+# beside transactions against PutItem alone (sync and relaxed), and 8 threads of transfers
+# among 100 hot items; ~55 s a round (the time-based ones run --txn-seconds each).
 case ${SUITE:-core} in
 core)
     standard=(--engines=all
@@ -66,7 +74,13 @@ index)
               --num=500000 --backfill-num=1000000 --lag-gsis=5 --lag-seconds=10
               --gsi-projection=all --repeat=3 --partitions=4 --memtable-mb=64 --cache-mb=32
               --seed=301) ;;
-*) echo "bench.sh: SUITE is core or index, not '$SUITE'" >&2; exit 2 ;;
+txn)
+    base=$out/txn-$stamp
+    standard=(--engines=kura-capi
+              --workloads=pairs_put,pairs_txn,batch25_sync,txn25_sync,batch25,txn25,put_solo_sync,put_mixed_sync,put_solo,put_mixed,txn_hot
+              --num=100000 --sync-num=20000 --threads=8 --txn-seconds=5 --repeat=3
+              --partitions=4 --memtable-mb=64 --cache-mb=32 --seed=301) ;;
+*) echo "bench.sh: SUITE is core, index or txn, not '$SUITE'" >&2; exit 2 ;;
 esac
 set +e
 "$build/bin/kura-bench" "${standard[@]}" --dir="$data" --json="$base.json" "$@" \

@@ -16,6 +16,12 @@ the rounds of several files are pooled):
                          the backfill against the fill of the same items; a dot per round
   PREFIX-lag.png         GSI lag p50, p99 and max at 50% and 90% of the maximum write rate,
                          a dot per round, with the targets
+kura-bench files of the transaction workloads (bench/txn/txn.h; SUITE=txn scripts/bench.sh;
+the rounds of several files are pooled):
+  PREFIX-ratios.png      each target's ratio (transactions against the same writes as
+                         PutItems or BatchWriteItem; PutItem beside transactions against
+                         alone), a dot per round, with the targets; and txn_hot's latency
+  PREFIX-throughput.png  items per second of each pair of workloads compared (log scale)
 kura-http-bench files (scripts/bench_http.sh's combined files; the rounds of several are
 pooled, as bench/http/http_tables.py pools them):
   PREFIX-throughput.png  req/s per server per workload at each connection count, with
@@ -329,6 +335,69 @@ def index_charts(paths, out):
 
 
 # ---------------------------------------------------------------------------------------
+# kura-bench, transaction workloads
+
+# (label, transactions, the same writes without, target), as bench/txn_tables.py
+TXN_PAIRS = (("2 items, 2 partitions\n/ 2 PutItems, sync", "pairs_txn", "pairs_put", 0.5),
+             ("25 items\n/ BatchWriteItem, sync", "txn25_sync", "batch25_sync", 0.5),
+             ("25 items\n/ BatchWriteItem, relaxed", "txn25", "batch25", 0.5),
+             ("PutItem beside txns\n/ alone, sync", "put_mixed_sync", "put_solo_sync", 0.8),
+             ("PutItem beside txns\n/ alone, relaxed", "put_mixed", "put_solo", 0.8))
+
+
+def is_txn(paths):
+    for p in paths:
+        with open(p) as f:
+            d = json.load(f)
+        if any(r["workload"] == "pairs_txn" for r in d["results"]):
+            return True
+    return False
+
+
+def txn_charts(paths, out):
+    rs, m = index_rounds(paths)  # the same layout: {workload: run} per round
+    note = "%d round%s; %s, %s cores" % (len(rs), "" if len(rs) == 1 else "s",
+                                         m["cpu_model"], m["cores"])
+
+    def ratio(a, b):
+        return [r[a]["ops_per_sec"] / r[b]["ops_per_sec"] for r in rs
+                if a in r and b in r and r[b]["ops_per_sec"]]
+
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(13, 4.6), gridspec_kw={"width_ratios": [3, 1.2]})
+    bars_with_rounds(ax, [p[0] for p in TXN_PAIRS], [ratio(p[1], p[2]) for p in TXN_PAIRS],
+                     [COLORS["kura"]] * 3 + [COLORS["kura-capi"]] * 2)
+    for i, p in enumerate(TXN_PAIRS):
+        ax.hlines(p[3], i - 0.45, i + 0.45, color="black", lw=0.9, ls="--")
+    ax.annotate("dashed: the targets", (0.01, 0.95), xycoords="axes fraction", fontsize=7)
+    ax.set_ylabel("ratio, same round (items/s or PutItems/s)")
+    ax.set_title("Transactions against the same writes without them", fontsize=9)
+    hot = [r["txn_hot"] for r in rs if "txn_hot" in r]
+    bars_with_rounds(ax2, ["p50", "p99", "longest"],
+                     [[x["p50_us"] / 1e3 for x in hot], [x["p99_us"] / 1e3 for x in hot],
+                      [x["extras"]["max_ms"] for x in hot]],
+                     [COLORS["kura"], COLORS["kura-capi"], COLORS["kura-json"]])
+    ax2.set_ylabel("milliseconds per transaction")
+    ax2.set_title("txn_hot: moves between 2 of 100 hot items", fontsize=9)
+    fig.suptitle("Transactions, " + note, fontsize=10)
+    save(fig, out + "-ratios.png")
+
+    fig, ax = plt.subplots(figsize=(12, 4.4))
+    labels, series, colors = [], [], []
+    for label, a, b, _ in TXN_PAIRS:
+        for w, c in ((b, COLORS["kura-json"]), (a, COLORS["kura"])):
+            labels.append(w)
+            series.append([r[w]["ops_per_sec"] for r in rs if w in r])
+            colors.append(c)
+    bars_with_rounds(ax, labels, series, colors)
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(human))
+    ax.set_xticklabels(labels, fontsize=7, rotation=20)
+    ax.set_ylabel("items (PutItems) per second, log")
+    ax.set_title("Each pair: without transactions (light), with (dark); " + note, fontsize=9)
+    save(fig, out + "-throughput.png")
+
+
+# ---------------------------------------------------------------------------------------
 # kura-http-bench
 
 
@@ -482,6 +551,8 @@ def main():
         elif is_index([p.rsplit(":", 1)[0] if ":" in os.path.basename(p) else p
                        for p in a.inputs]):
             index_charts(a.inputs, a.out)
+        elif is_txn(a.inputs):
+            txn_charts(a.inputs, a.out)
         else:
             kv_charts(a.inputs, a.out)
     except (OSError, ValueError, KeyError) as e:
