@@ -19,7 +19,7 @@
 #define TXN_TREE "#txn"
 #define TXN_TREE_NEW "#txn.new"
 
-enum { COMMIT_KEY = 9, TXN_SYNC_THREADS = 4 };
+enum { COMMIT_KEY = 9, TXN_SYNC_THREADS = 4, TXN_LEAD_ATTEMPTS = 8 };
 
 static void commit_key(uint8_t key[COMMIT_KEY], uint64_t id)
 {
@@ -308,6 +308,68 @@ static kura_status sync_all(kura_db *db, txn_piece *pieces, size_t n)
     return s;
 }
 
+static void release_held(txn_piece *pieces, lsm_txn_hold *h, bool *held, size_t n,
+                         kura_status s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (held[i]) {
+            lsm_txn_release(pieces[i].part, &h[i], s);
+            held[i] = false;
+        }
+}
+
+/* Leads every piece's partition, never waiting for one while it leads another: it waits for
+ * one partition (first the first), then takes the others only if they are free at once; on a
+ * busy one it lets go of all and waits for that one next. No cycle of waits can form, and a
+ * transaction does not keep partitions from others while it waits (a convoy of transactions
+ * each holding what the next needs). After TXN_LEAD_ATTEMPTS tries it waits for each in the
+ * pieces' order (sorted: the global order), so it is never starved. On failure nothing is
+ * held. */
+static kura_status lead_all(txn_piece *pieces, size_t n, lsm_txn_hold *h)
+{
+    bool *held = calloc(n, sizeof *held);
+    if (!held)
+        return kura_err(KURA_E_NOMEM, "transaction: out of memory");
+    size_t first = 0;
+    kura_status s;
+    for (int attempt = 0;; attempt++) {
+        if (attempt == TXN_LEAD_ATTEMPTS) {
+            /* the partitions keep being busy (single writers queue all the time): wait for
+             * each in the global order of the pieces instead, which cannot deadlock either
+             * and cannot starve the transaction */
+            size_t i = 0;
+            for (; i < n && (s = lsm_txn_lead(pieces[i].part, &h[i])) == KURA_OK; i++)
+                held[i] = true;
+            if (s != KURA_OK)
+                release_held(pieces, h, held, n, s);
+            break;
+        }
+        if ((s = lsm_txn_lead(pieces[first].part, &h[first])) != KURA_OK)
+            break;
+        held[first] = true;
+        size_t busy = n;
+        for (size_t i = 0; i < n && busy == n && s == KURA_OK; i++) {
+            if (i == first)
+                continue;
+            s = lsm_txn_try_lead(pieces[i].part, &h[i]);
+            if (s == KURA_OK)
+                held[i] = true;
+            else if (s == KURA_E_BUSY)
+                busy = i, s = KURA_OK;
+        }
+        if (s != KURA_OK) {
+            release_held(pieces, h, held, n, s);
+            break;
+        }
+        if (busy == n)
+            break; /* all led */
+        release_held(pieces, h, held, n, KURA_OK);
+        first = busy; /* wait for that one first, holding nothing */
+    }
+    free(held);
+    return s;
+}
+
 kura_status txn_commit(kura_db *db, txn_piece *pieces, size_t n, bool sync,
                        const txn_token *tok)
 {
@@ -339,9 +401,10 @@ kura_status txn_commit(kura_db *db, txn_piece *pieces, size_t n, bool sync,
     size_t built = 0, led = 0;
     for (; built < n && s == KURA_OK; built++)
         s = marked(&pieces[built].batch, &m[built]);
-    for (; led < n && s == KURA_OK; led++)
-        if ((s = lsm_txn_lead(pieces[led].part, &h[led])) != KURA_OK)
-            break;
+    if (s == KURA_OK)
+        s = lead_all(pieces, n, h);
+    if (s == KURA_OK)
+        led = n;
     if (s == KURA_OK) {
         uint64_t total = 0;
         for (size_t i = 0; i < n; i++)

@@ -60,6 +60,21 @@ bool wal_cq_join(wal_cq *q, wal_cq_waiter *w)
     return leader;
 }
 
+bool wal_cq_try_join(wal_cq *q, wal_cq_waiter *w)
+{
+    w->status = KURA_OK;
+    w->done = false;
+    w->next = NULL;
+    kmutex_lock(&q->mu);
+    bool leader = q->head == NULL;
+    if (leader) {
+        q->head = q->tail = w;
+        q->pending++;
+    }
+    kmutex_unlock(&q->mu);
+    return leader;
+}
+
 size_t wal_cq_group(wal_cq *q, wal_cq_waiter *leader, wal_cq_waiter **group, size_t max_n,
                     size_t max_bytes, size_t (*bytes_of)(void *payload))
 {

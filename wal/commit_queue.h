@@ -62,6 +62,13 @@ void wal_cq_free(wal_cq *q);
 bool wal_cq_join(wal_cq *q, wal_cq_waiter *w);
 
 /*
+ * Makes w the leader if the queue is empty (true; then as after a wal_cq_join that returned
+ * true), else leaves the queue alone and returns false at once: for a caller that must not
+ * wait for one queue while it leads another (engine/txn_log.c).
+ */
+bool wal_cq_try_join(wal_cq *q, wal_cq_waiter *w);
+
+/*
  * Leader only. Collects the leader and the waiters queued right behind it into group[0..n),
  * group[0] == leader, and returns n: at most max_n (>= 1) waiters, and followers only while
  * the sum of bytes_of(payload) stays <= max_bytes (the leader is always taken; bytes_of may

@@ -116,10 +116,12 @@ kura_status lsm_wal_replay(lsm_tree *t, uint64_t from_seq, lsm_rep_fn fn, void *
  * Writes to several partitions (of any trees) that become visible together and survive a
  * crash together (docs/architecture.md, "Transactions"). The caller (engine/txn_log.c):
  *
- *   1. lsm_txn_lead() every participant, in one global order (no deadlock between two
- *      transactions); while it leads a partition, no other write of it commits, so the
- *      partition's WAL and memtable stay in sequence order and no memtable switch falls
- *      between a piece's WAL record and its insert;
+ *   1. leads every participant without ever waiting for one while it leads another
+ *      (lsm_txn_lead for one, lsm_txn_try_lead for the rest; on a busy one it lets go of all
+ *      and waits for that one first): no deadlock, and no convoy of transactions each holding
+ *      a partition the next one needs; while it leads a partition, no other write of it
+ *      commits, so the partition's WAL and memtable stay in sequence order and no memtable
+ *      switch falls between a piece's WAL record and its insert;
  *   2. allocates one sequence range for all pieces (lsm_seq_alloc), stamps them in order, each
  *      beginning with the transaction's marker (lsm_batch_txn_marker, id = the range's first);
  *   3. lsm_txn_append() every piece to its WAL, then lsm_txn_sync() every WAL (in parallel);
@@ -145,6 +147,9 @@ kura_status lsm_txn_append(lsm_tree *t, const uint8_t *rep, size_t len);
 kura_status lsm_txn_sync(lsm_tree *t);
 /* Leader: inserts the piece into the memtable and hands it to the commit hook. */
 kura_status lsm_txn_apply(lsm_tree *t, const uint8_t *rep, size_t len);
+/* As lsm_txn_lead, but only if nobody leads or waits for the partition now: KURA_E_BUSY
+ * (no message) otherwise, nothing held. */
+kura_status lsm_txn_try_lead(lsm_tree *t, lsm_txn_hold *h);
 /* Ends the lead; `s` is what the transaction came to (a failure is kept by the partition
  * only if lsm_txn_append/sync/apply reported it). */
 void lsm_txn_release(lsm_tree *t, lsm_txn_hold *h, kura_status s);

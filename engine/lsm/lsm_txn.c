@@ -42,6 +42,25 @@ kura_status lsm_txn_lead(lsm_tree *t, lsm_txn_hold *h)
     return s;
 }
 
+kura_status lsm_txn_try_lead(lsm_tree *t, lsm_txn_hold *h)
+{
+    if (t->opts.no_wal)
+        return kura_err(KURA_E_INVALID, "%s: an index tree is written by its index only", t->dir);
+    lsm_batch_init(&h->empty);
+    h->w = (wal_cq_waiter){.payload = &h->empty, .sync = false};
+    if (!wal_cq_try_join(t->cq, &h->w)) {
+        lsm_batch_free(&h->empty);
+        return KURA_E_BUSY;
+    }
+    wal_cq_group(t->cq, &h->w, h->group, 1, SIZE_MAX, batch_bytes);
+    kmutex_lock(&t->mu);
+    kura_status s = lsm_make_room(t);
+    kmutex_unlock(&t->mu);
+    if (s != KURA_OK)
+        lsm_txn_release(t, h, s);
+    return s;
+}
+
 void lsm_txn_release(lsm_tree *t, lsm_txn_hold *h, kura_status s)
 {
     wal_cq_finish(t->cq, h->group, 1, s);
