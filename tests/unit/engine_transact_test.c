@@ -2,7 +2,7 @@
  * engine_transact_test.c - TransactWriteItems and TransactGetItems through the C API
  * (engine/item_txn.c): every action kind, every cancellation reason kura produces, the
  * request's own errors, indexes maintained by transactions, and a bank: concurrent transfers
- * over every partition of two tables, whose total every TransactGetItems snapshot, every Scan
+ * over every partition of two tables by 8 writers, whose total every TransactGetItems snapshot
  * and every reopen must show.
  */
 #include "testutil.h"
@@ -319,7 +319,7 @@ static void test_actions_and_reasons(void **state)
 
 /* ---- the bank --------------------------------------------------------------------------------- */
 
-enum { NACC = 40, START = 1000, TRANSFERS = 400, WRITERS = 4 };
+enum { NACC = 40, START = 1000, TRANSFERS = 400, WRITERS = 8 };
 
 typedef struct bank {
     kura_db *db;
