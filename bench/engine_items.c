@@ -105,22 +105,30 @@ static kura_status put_s(kura_value *m, const char *name, const char *s)
     return kura_value_map_put(m, name, strlen(name), kura_value_s(s, strlen(s)));
 }
 
-static kura_value *item_value(const bench_item_fields *fp)
+kura_value *bench_item_value(const bench_item_fields *f, const char *n, bool with_data)
 {
-    const bench_item_fields f = *fp;
     kura_value *m = kura_value_map(), *tags = kura_value_set(KURA_SS), *prof = kura_value_map();
     bool ok = m && tags && prof;
     for (int i = 0; ok && i < 3; i++)
-        ok = kura_value_append(tags, kura_value_s(f.tag[i], strlen(f.tag[i]))) == KURA_OK;
-    ok = ok && put_s(prof, "city", f.city) == KURA_OK && put_s(prof, "zip", f.zip) == KURA_OK;
-    ok = ok && put_s(m, "pk", f.pk) == KURA_OK && put_s(m, "sk", f.sk) == KURA_OK &&
-         put_s(m, "name", f.name) == KURA_OK && put_s(m, "email", f.email) == KURA_OK &&
-         kura_value_map_put(m, "n", 1, kura_value_n("0", 1)) == KURA_OK &&
-         kura_value_map_put(m, "price", 5, kura_value_n(f.price, strlen(f.price))) == KURA_OK &&
-         kura_value_map_put(m, "active", 6, kura_value_bool(f.active)) == KURA_OK &&
-         kura_value_map_put(m, "tags", 4, tags) == KURA_OK &&
-         kura_value_map_put(m, "profile", 7, prof) == KURA_OK &&
-         kura_value_map_put(m, "data", 4, kura_value_b(f.data, sizeof f.data)) == KURA_OK;
+        ok = kura_value_append(tags, kura_value_s(f->tag[i], strlen(f->tag[i]))) == KURA_OK;
+    ok = ok && put_s(prof, "city", f->city) == KURA_OK && put_s(prof, "zip", f->zip) == KURA_OK;
+    ok = ok && put_s(m, "pk", f->pk) == KURA_OK && put_s(m, "sk", f->sk) == KURA_OK &&
+         put_s(m, "name", f->name) == KURA_OK && put_s(m, "email", f->email) == KURA_OK &&
+         kura_value_map_put(m, "n", 1, kura_value_n(n, strlen(n))) == KURA_OK &&
+         kura_value_map_put(m, "price", 5, kura_value_n(f->price, strlen(f->price))) == KURA_OK &&
+         kura_value_map_put(m, "active", 6, kura_value_bool(f->active)) == KURA_OK;
+    if (ok) {
+        ok = kura_value_map_put(m, "tags", 4, tags) == KURA_OK;
+        tags = NULL; /* the map owns it now, whatever happened */
+    }
+    if (ok) {
+        ok = kura_value_map_put(m, "profile", 7, prof) == KURA_OK;
+        prof = NULL;
+    }
+    if (ok && with_data)
+        ok = kura_value_map_put(m, "data", 4, kura_value_b(f->data, sizeof f->data)) == KURA_OK;
+    kura_value_free(tags);
+    kura_value_free(prof);
     if (!ok) {
         kura_value_free(m);
         return NULL;
@@ -179,7 +187,7 @@ static kura_status raw_open(const char *dir, const bench_engine_opts *o, const b
     if (s == KURA_OK && (!d->tree || !d->koff || !d->voff))
         s = kura_err(KURA_E_NOMEM, "kura-raw: no table tree or no memory");
     for (uint64_t i = 0; i < cfg->num && s == KURA_OK; i++) {
-        kura_value *item = item_value(&d->fields[i]);
+        kura_value *item = bench_item_value(&d->fields[i], "0", true);
         s = item ? key_build(&RAW_KS, item, KEY_FROM_ITEM, &keys) : KURA_E_NOMEM;
         if (s == KURA_OK)
             s = val_encode(item, &vals);
@@ -253,7 +261,7 @@ static kura_status raw_update(bench_idb *d, uint64_t i)
 
 static kura_status capi_put(bench_idb *d, uint64_t i)
 {
-    kura_value *item = item_value(&d->fields[i]);
+    kura_value *item = bench_item_value(&d->fields[i], "0", true);
     if (!item)
         return kura_err(KURA_E_NOMEM, "item");
     kura_put_item_req req = {.table_name = ITEMS_TABLE, .item = item};

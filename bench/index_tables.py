@@ -12,7 +12,12 @@ line" otherwise (with how many rounds missed). Exit status 1 if a file lacks a w
 """
 import json
 import statistics
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True
+from round_stats import extra, fmt, rounds, verdict  # noqa: E402
 
 
 def load(paths):
@@ -28,43 +33,6 @@ def load(paths):
             runs[r["workload"]] = {x["repeat"]: x for x in r["runs"]}
         out.append((p, runs, d["settings"]))
     return out
-
-
-def rounds(files, fn):
-    """fn(runs_of_one_round) for every round of every file where it has a value."""
-    vals = []
-    for _, runs, _ in files:
-        reps = sorted({k for w in runs.values() for k in w})
-        for rep in reps:
-            one = {w: runs[w][rep] for w in runs if rep in runs[w]}
-            try:
-                v = fn(one)
-            except (KeyError, ZeroDivisionError):
-                v = None
-            if v is not None:
-                vals.append(v)
-    return vals
-
-
-def extra(run, name):
-    return run["extras"][name]
-
-
-def verdict(vals, ok):
-    if not vals:
-        return "no data"
-    good = [v for v in vals if ok(v)]
-    if len(good) == len(vals):
-        return "met (every round)"
-    if not good:
-        return "**not met** (every round)"
-    return "at the line: %d of %d rounds miss" % (len(vals) - len(good), len(vals))
-
-
-def fmt(vals, f):
-    if not vals:
-        return "n/a"
-    return "%s (rounds %s)" % (f % statistics.median(vals), ", ".join(f % v for v in vals))
 
 
 def main():

@@ -47,4 +47,9 @@ kura_status bench_items_run(const struct bench_workload *wl, const bench_engine 
                             const bench_config *cfg, uint32_t repeat, const char *dir,
                             bench_run *run_out);
 
+/* Item `f` as a kura_value (engine_items.c; the index and transaction workloads build on it):
+ * n is the number attribute "n", with_data adds the 224-byte "data". NULL when out of
+ * memory. */
+kura_value *bench_item_value(const bench_item_fields *f, const char *n, bool with_data);
+
 #endif

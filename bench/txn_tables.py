@@ -14,7 +14,12 @@ file lacks a workload.
 """
 import json
 import statistics
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True
+from round_stats import extra, fmt, rounds, verdict  # noqa: E402
 
 WORKLOADS = ["pairs_put", "pairs_txn", "batch25_sync", "txn25_sync", "batch25", "txn25",
              "put_solo_sync", "put_mixed_sync", "put_solo", "put_mixed", "txn_hot"]
@@ -34,42 +39,6 @@ def load(paths):
         errors = [(e["workload"], e.get("repeat"), e["error"]) for e in d.get("errors", [])]
         out.append((p, runs, d["settings"], errors))
     return out
-
-
-def rounds(files, fn):
-    """fn(runs_of_one_round) for every round of every file where it has a value."""
-    vals = []
-    for _, runs, _, _ in files:
-        for rep in sorted({k for w in runs.values() for k in w}):
-            one = {w: runs[w][rep] for w in runs if rep in runs[w]}
-            try:
-                v = fn(one)
-            except (KeyError, ZeroDivisionError):
-                v = None
-            if v is not None:
-                vals.append(v)
-    return vals
-
-
-def extra(run, name):
-    return run["extras"][name]
-
-
-def verdict(vals, ok):
-    if not vals:
-        return "no data"
-    good = [v for v in vals if ok(v)]
-    if len(good) == len(vals):
-        return "met (every round)"
-    if not good:
-        return "**not met** (every round)"
-    return "at the line: %d of %d rounds miss" % (len(vals) - len(good), len(vals))
-
-
-def fmt(vals, f):
-    if not vals:
-        return "n/a"
-    return "%s (rounds %s)" % (f % statistics.median(vals), ", ".join(f % v for v in vals))
 
 
 def med(vals, f):

@@ -70,18 +70,26 @@ static const char *op_name(kura_transact_op op)
     }
 }
 
-/* The request's own checks (no table looked at yet). */
-static kura_status write_check(const kura_transact_write_req *req)
+/* TransactItems: 1..100 of them. */
+static kura_status check_count(const void *items, size_t n)
 {
-    if (!req->items || req->item_count == 0)
+    if (!items || n == 0)
         return kura_err(KURA_E_INVALID, "1 validation error detected: Value '[]' at "
                                         "'transactItems' failed to satisfy constraint: Member "
                                         "must have length greater than or equal to 1");
-    if (req->item_count > TXN_MAX_ACTIONS)
+    if (n > TXN_MAX_ACTIONS)
         return kura_err(KURA_E_INVALID, "1 validation error detected: Value at 'transactItems' "
                                         "failed to satisfy constraint: Member must have length "
                                         "less than or equal to %d",
                         TXN_MAX_ACTIONS);
+    return KURA_OK;
+}
+
+/* The request's own checks (no table looked at yet). */
+static kura_status write_check(const kura_transact_write_req *req)
+{
+    if (check_count(req->items, req->item_count) != KURA_OK)
+        return KURA_E_INVALID;
     if (req->client_request_token &&
         (!req->client_request_token[0] || strlen(req->client_request_token) > TXN_MAX_TOKEN))
         return kura_err(KURA_E_INVALID, "1 validation error detected: Value '%s' at "
@@ -193,6 +201,15 @@ static size_t lock_set(txn_act *acts, size_t n, kmutex **locks)
         if (k == 0 || locks[k - 1] != locks[i])
             locks[k++] = locks[i];
     return k;
+}
+
+static void free_reasons(kura_cancellation_reason *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(r[i].message);
+        kura_value_free(r[i].item);
+    }
+    free(r);
 }
 
 /* Sets reason i (code a static string, message copied). */
@@ -527,11 +544,7 @@ kura_status kura_transact_write_items(kura_db *db, const kura_transact_write_req
         else
             kura_transact_write_res_free(&res);
     }
-    for (size_t i = 0; reasons && i < n; i++) {
-        free(reasons[i].message);
-        kura_value_free(reasons[i].item);
-    }
-    free(reasons);
+    free_reasons(reasons, reasons ? n : 0);
     for (size_t i = 0; i < n; i++) {
         item_exprs_free(&acts[i].ex);
         kbuf_free(&acts[i].key);
@@ -553,11 +566,7 @@ void kura_transact_write_res_free(kura_transact_write_res *r)
     for (size_t i = 0; i < r->item_collection_metrics_count; i++)
         table_coll_metrics_free(&r->item_collection_metrics[i]);
     free(r->item_collection_metrics);
-    for (size_t i = 0; i < r->cancellation_reason_count; i++) {
-        free(r->cancellation_reasons[i].message);
-        kura_value_free(r->cancellation_reasons[i].item);
-    }
-    free(r->cancellation_reasons);
+    free_reasons(r->cancellation_reasons, r->cancellation_reason_count);
     memset(r, 0, sizeof *r);
 }
 
@@ -567,15 +576,8 @@ kura_status kura_transact_get_items(kura_db *db, const kura_transact_get_req *re
                                     kura_transact_get_res *res_out)
 {
     memset(res_out, 0, sizeof *res_out);
-    if (!req->items || req->item_count == 0)
-        return kura_err(KURA_E_INVALID, "1 validation error detected: Value '[]' at "
-                                        "'transactItems' failed to satisfy constraint: Member "
-                                        "must have length greater than or equal to 1");
-    if (req->item_count > TXN_MAX_ACTIONS)
-        return kura_err(KURA_E_INVALID, "1 validation error detected: Value at 'transactItems' "
-                                        "failed to satisfy constraint: Member must have length "
-                                        "less than or equal to %d",
-                        TXN_MAX_ACTIONS);
+    if (check_count(req->items, req->item_count) != KURA_OK)
+        return KURA_E_INVALID;
     size_t n = req->item_count;
     item_exprs ex[TXN_MAX_ACTIONS];
     kura_table *tables[TXN_MAX_ACTIONS] = {0};

@@ -24,8 +24,7 @@ enum { COMMIT_KEY = 9, TXN_SYNC_THREADS = 4, TXN_LEAD_ATTEMPTS = 8 };
 static void commit_key(uint8_t key[COMMIT_KEY], uint64_t id)
 {
     key[0] = 'c';
-    for (int i = 0; i < 8; i++)
-        key[1 + i] = (uint8_t)(id >> (56 - 8 * i));
+    enc_fixed64_be(key + 1, id);
 }
 
 static kura_status committed(void *arg, uint64_t id, bool *committed_out)
@@ -505,10 +504,7 @@ kura_status txn_log_collect(kura_db *db, uint64_t watermark)
         const uint8_t *v = kura_iter_value(it, &vl);
         bool drop = false;
         if (kl == COMMIT_KEY && k[0] == 'c') {
-            uint64_t id = 0;
-            for (int i = 0; i < 8; i++)
-                id = id << 8 | k[1 + i];
-            drop = id < watermark;
+            drop = dec_fixed64_be(k + 1) < watermark;
         } else if (kl > 1 && k[0] == 't' && vl == 16) {
             drop = now >= dec_fixed64(v + 8) + window;
         }

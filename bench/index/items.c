@@ -11,6 +11,7 @@
 #include "bench/index/index.h"
 #include "bench/index/index_int.h"
 #include "bench/item_fields.h"
+#include "bench/items.h"
 #include "bench/keys.h"
 #include "bench/workloads.h"
 #include "util/status.h"
@@ -151,28 +152,8 @@ kura_value *bix_item(uint64_t index, bool small)
     char grp[17], ts[24];
     grp_of(&f, grp);
     ts_of(index, ts);
-    kura_value *m = kura_value_map(), *tags = kura_value_set(KURA_SS), *prof = kura_value_map();
-    bool ok = m && tags && prof;
-    for (int i = 0; ok && i < 3; i++)
-        ok = kura_value_append(tags, kura_value_s(f.tag[i], strlen(f.tag[i]))) == KURA_OK;
-    ok = ok && put_s(prof, "city", f.city) && put_s(prof, "zip", f.zip);
-    ok = ok && put_s(m, "pk", f.pk) && put_s(m, "sk", f.sk) && put_s(m, "grp", grp) &&
-         put_s(m, "name", f.name) && put_s(m, "email", f.email) && put_n(m, "n", "0") &&
-         put_n(m, "price", f.price) && put_n(m, "ts", ts) &&
-         kura_value_map_put(m, "active", 6, kura_value_bool(f.active)) == KURA_OK;
-    if (ok) {
-        ok = kura_value_map_put(m, "tags", 4, tags) == KURA_OK;
-        tags = NULL; /* the map owns it now, whatever happened */
-    }
-    if (ok) {
-        ok = kura_value_map_put(m, "profile", 7, prof) == KURA_OK;
-        prof = NULL;
-    }
-    if (ok && !small)
-        ok = kura_value_map_put(m, "data", 4, kura_value_b(f.data, sizeof f.data)) == KURA_OK;
-    kura_value_free(tags);
-    kura_value_free(prof);
-    if (!ok) {
+    kura_value *m = bench_item_value(&f, "0", !small);
+    if (m && (!put_s(m, "grp", grp) || !put_n(m, "ts", ts))) {
         kura_value_free(m);
         return NULL;
     }

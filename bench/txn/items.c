@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "bench/item_fields.h"
+#include "bench/items.h"
 #include "bench/keys.h"
 #include "bench/txn/txn.h"
 #include "bench/txn/txn_int.h"
@@ -81,39 +82,11 @@ static bool put_s(kura_value *m, const char *name, const char *s)
     return kura_value_map_put(m, name, strlen(name), kura_value_s(s, strlen(s))) == KURA_OK;
 }
 
-static bool put_n(kura_value *m, const char *name, const char *n)
-{
-    return kura_value_map_put(m, name, strlen(name), kura_value_n(n, strlen(n))) == KURA_OK;
-}
-
 kura_value *btx_item(uint64_t index, const char *n)
 {
     bench_item_fields f;
     bench_item_fields_make(index, &f);
-    kura_value *m = kura_value_map(), *tags = kura_value_set(KURA_SS), *prof = kura_value_map();
-    bool ok = m && tags && prof;
-    for (int i = 0; ok && i < 3; i++)
-        ok = kura_value_append(tags, kura_value_s(f.tag[i], strlen(f.tag[i]))) == KURA_OK;
-    ok = ok && put_s(prof, "city", f.city) && put_s(prof, "zip", f.zip);
-    ok = ok && put_s(m, "pk", f.pk) && put_s(m, "sk", f.sk) && put_s(m, "name", f.name) &&
-         put_s(m, "email", f.email) && put_n(m, "n", n) && put_n(m, "price", f.price) &&
-         kura_value_map_put(m, "active", 6, kura_value_bool(f.active)) == KURA_OK;
-    if (ok) {
-        ok = kura_value_map_put(m, "tags", 4, tags) == KURA_OK;
-        tags = NULL; /* the map owns it now, whatever happened */
-    }
-    if (ok) {
-        ok = kura_value_map_put(m, "profile", 7, prof) == KURA_OK;
-        prof = NULL;
-    }
-    ok = ok && kura_value_map_put(m, "data", 4, kura_value_b(f.data, sizeof f.data)) == KURA_OK;
-    kura_value_free(tags);
-    kura_value_free(prof);
-    if (!ok) {
-        kura_value_free(m);
-        return NULL;
-    }
-    return m;
+    return bench_item_value(&f, n, true);
 }
 
 kura_value *btx_key(uint64_t index)
