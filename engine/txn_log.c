@@ -39,6 +39,13 @@ static kura_status committed(void *arg, uint64_t id, bool *committed_out)
     return s == KURA_E_NOT_FOUND ? KURA_OK : s;
 }
 
+static kura_status sync_log(void *arg, lsm_tree *t)
+{
+    kura_db *db = arg;
+    lsm_tree *log = db->txn->parts[0];
+    return t == log ? KURA_OK : lsm_sync_wal(log);
+}
+
 static kura_tree *new_tree(kura_db *db, const char *name)
 {
     kura_tree *t = calloc(1, sizeof *t);
@@ -117,11 +124,13 @@ kura_status txn_log_open(kura_db *db)
     db->txn = t;
     db->sh.txn_arg = db;
     db->sh.txn_committed = committed;
+    db->sh.txn_sync = sync_log;
     return KURA_OK;
 }
 
 kura_status txn_log_close(kura_db *db)
 {
+    db->sh.txn_sync = NULL; /* (every other tree is closed) */
     kpool_free(db->txn_sync_pool);
     db->txn_sync_pool = NULL;
     kura_tree *t = db->txn;
@@ -251,6 +260,7 @@ typedef struct sync_wait {
 
 typedef struct sync_job {
     lsm_tree *part;
+    uint64_t end;
     sync_wait *w;
     kura_status s;
     char msg[256];
@@ -258,7 +268,7 @@ typedef struct sync_job {
 
 static void sync_one(sync_job *j)
 {
-    j->s = lsm_txn_sync(j->part);
+    j->s = lsm_txn_sync(j->part, j->end);
     if (j->s != KURA_OK) /* the message is the syncing thread's */
         snprintf(j->msg, sizeof j->msg, "%s", kura_last_error());
 }
@@ -273,9 +283,11 @@ static void sync_job_main(void *arg)
     kmutex_unlock(&j->w->mu);
 }
 
-/* fdatasyncs the WALs of the pieces: all but the first on the sync threads, the first here,
- * so n syncs take about the time of one. Each failure makes its partition read-only. */
-static kura_status sync_all(kura_db *db, txn_piece *pieces, size_t n)
+/* Makes the pieces durable, each WAL up to its piece's end: all but the first on the sync
+ * threads, the first here, so n syncs take about the time of one; a sync that a partition's
+ * own writers (or another transaction) already ran is shared. Each failure makes its partition
+ * read-only. */
+static kura_status sync_all(kura_db *db, txn_piece *pieces, const uint64_t *ends, size_t n)
 {
     sync_job *jobs = calloc(n, sizeof *jobs);
     if (!jobs)
@@ -284,7 +296,7 @@ static kura_status sync_all(kura_db *db, txn_piece *pieces, size_t n)
     kmutex_init(&w.mu);
     kcond_init(&w.cv);
     for (size_t i = 0; i < n; i++)
-        jobs[i] = (sync_job){.part = pieces[i].part, .w = &w};
+        jobs[i] = (sync_job){.part = pieces[i].part, .end = ends[i], .w = &w};
     for (size_t i = 1; i < n; i++) {
         kmutex_lock(&w.mu);
         w.left++;
@@ -369,6 +381,23 @@ static kura_status lead_all(txn_piece *pieces, size_t n, lsm_txn_hold *h)
     return s;
 }
 
+/* The commit record of transaction `first` (and the token, which commits with it), written
+ * to the transaction log; durable if `sync`. */
+static kura_status write_commit(kura_db *db, uint64_t first, bool sync, const txn_token *tok)
+{
+    uint8_t key[COMMIT_KEY];
+    commit_key(key, first);
+    lsm_batch rec;
+    lsm_batch_init(&rec);
+    kura_status s = lsm_batch_put(&rec, key, sizeof key, "", 0);
+    if (s == KURA_OK && tok)
+        s = put_token(&rec, tok);
+    if (s == KURA_OK)
+        s = lsm_write_nowait(db->txn->parts[0], &rec, sync);
+    lsm_batch_free(&rec);
+    return s;
+}
+
 kura_status txn_commit(kura_db *db, txn_piece *pieces, size_t n, bool sync,
                        const txn_token *tok)
 {
@@ -391,70 +420,68 @@ kura_status txn_commit(kura_db *db, txn_piece *pieces, size_t n, bool sync,
             return kura_err(KURA_E_INVALID, "transaction: two pieces for one partition");
     lsm_batch *m = calloc(n, sizeof *m);
     lsm_txn_hold *h = calloc(n, sizeof *h);
-    if (!m || !h) {
+    uint64_t *ends = calloc(n, sizeof *ends);
+    if (!m || !h || !ends) {
         free(m);
         free(h);
+        free(ends);
         return kura_err(KURA_E_NOMEM, "transaction: out of memory");
     }
     kura_status s = KURA_OK;
-    size_t built = 0, led = 0;
+    size_t built = 0;
     for (; built < n && s == KURA_OK; built++)
         s = marked(&pieces[built].batch, &m[built]);
     if (s == KURA_OK)
         s = lead_all(pieces, n, h);
+    if (s != KURA_OK)
+        goto out;
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += lsm_batch_count(&m[i]);
+    uint64_t first = lsm_seq_alloc(&db->sh, total), seq = first;
+    for (size_t i = 0; i < n; i++) {
+        enc_fixed64(m[i].rep.data + BATCH_HEADER + 2, first); /* the marker's key */
+        lsm_rep_set_seq(m[i].rep.data, seq);
+        seq += lsm_batch_count(&m[i]);
+    }
+    /* Appended under the leads, which are then let go: the partitions' other writes go on
+     * while the pieces are synced and the commit record is written. */
+    size_t appended = 0;
+    for (; appended < n && s == KURA_OK; appended++)
+        s = lsm_txn_append(pieces[appended].part, m[appended].rep.data, m[appended].rep.len,
+                           &ends[appended]);
+    if (s != KURA_OK)
+        appended--; /* (the failed one is not in flight) */
+    for (size_t i = n; i-- > 0;)
+        lsm_txn_release(pieces[i].part, &h[i], s);
+    /* the pieces are durable before the commit record can be */
     if (s == KURA_OK)
-        led = n;
+        s = sync_all(db, pieces, ends, n);
+    if (s == KURA_OK)
+        s = write_commit(db, first, sync, tok);
+    if (s == KURA_OK)
+        s = io_crash_point(db->io, "txn.after_commit");
     if (s == KURA_OK) {
-        uint64_t total = 0;
-        for (size_t i = 0; i < n; i++)
-            total += lsm_batch_count(&m[i]);
-        uint64_t first = lsm_seq_alloc(&db->sh, total), seq = first;
-        for (size_t i = 0; i < n; i++) {
-            enc_fixed64(m[i].rep.data + BATCH_HEADER + 2, first); /* the marker's key */
-            lsm_rep_set_seq(m[i].rep.data, seq);
-            seq += lsm_batch_count(&m[i]);
-        }
-        /* the pieces are durable before the commit record can be: appended, then synced
-         * all at once */
-        for (size_t i = 0; i < n && s == KURA_OK; i++)
-            s = lsm_txn_append(pieces[i].part, m[i].rep.data, m[i].rep.len);
-        if (s == KURA_OK)
-            s = sync_all(db, pieces, n);
-        if (s == KURA_OK) {
-            uint8_t key[COMMIT_KEY];
-            commit_key(key, first);
-            lsm_batch rec;
-            lsm_batch_init(&rec);
-            s = lsm_batch_put(&rec, key, sizeof key, "", 0);
-            if (s == KURA_OK && tok) /* the token commits with the transaction */
-                s = put_token(&rec, tok);
-            if (s == KURA_OK)
-                s = lsm_write_nowait(db->txn->parts[0], &rec, sync);
-            lsm_batch_free(&rec);
-        }
-        if (s == KURA_OK)
-            s = io_crash_point(db->io, "txn.after_commit");
         /* committed: every piece is applied; a failure here leaves its partition read-only
          * and the piece to the next open's replay, and the others are applied all the same */
-        bool committed = s == KURA_OK;
-        for (size_t i = 0; i < n && committed; i++) {
+        for (size_t i = 0; i < n; i++) {
             kura_status a = lsm_txn_apply(pieces[i].part, m[i].rep.data, m[i].rep.len);
             if (a != KURA_OK && s == KURA_OK)
                 s = a;
         }
-        lsm_seq_complete(&db->sh, first, first + total - 1);
-        for (size_t i = led; i-- > 0;)
-            lsm_txn_release(pieces[i].part, &h[i], s);
-        if (s == KURA_OK)
-            lsm_seq_wait(&db->sh, first + total - 1);
     } else {
-        for (size_t i = led; i-- > 0;)
-            lsm_txn_release(pieces[i].part, &h[i], s);
+        for (size_t i = 0; i < appended; i++)
+            lsm_txn_end(pieces[i].part, lsm_rep_seq(m[i].rep.data));
     }
+    lsm_seq_complete(&db->sh, first, first + total - 1);
+    if (s == KURA_OK)
+        lsm_seq_wait(&db->sh, first + total - 1);
+out:
     for (size_t i = 0; i < built; i++)
         lsm_batch_free(&m[i]);
     free(m);
     free(h);
+    free(ends);
     return s;
 }
 

@@ -238,26 +238,39 @@ kura_status wal_writer_add(wal_writer *w, const void *rec, size_t len)
     return wal_writer_addv(w, &rec, &len, 1);
 }
 
-kura_status wal_writer_sync(wal_writer *w)
+/* sync_mu held. */
+static kura_status sync_locked(wal_writer *w)
 {
-    kura_status s = KURA_OK;
-    kmutex_lock(&w->sync_mu);
-    if (atomic_load(&w->failed)) {
-        s = wal_writer_failed_err(w);
-        goto out;
-    }
+    if (atomic_load(&w->failed))
+        return wal_writer_failed_err(w);
     kmutex_lock(&w->buf_mu);
-    s = flush_locked(w);
+    kura_status s = flush_locked(w);
     uint64_t size = w->written;
     kmutex_unlock(&w->buf_mu);
     if (s != KURA_OK || size == atomic_load(&w->synced))
-        goto out;
+        return s;
     if ((s = io_sync(w->file)) != KURA_OK) {
         atomic_store(&w->failed, true); /* never retry an fsync */
-        goto out;
+        return s;
     }
     atomic_store(&w->synced, size);
-out:
+    return KURA_OK;
+}
+
+kura_status wal_writer_sync(wal_writer *w)
+{
+    kmutex_lock(&w->sync_mu);
+    kura_status s = sync_locked(w);
+    kmutex_unlock(&w->sync_mu);
+    return s;
+}
+
+kura_status wal_writer_sync_to(wal_writer *w, uint64_t end)
+{
+    kmutex_lock(&w->sync_mu); /* behind a running sync, which may cover `end` */
+    kura_status s = KURA_OK;
+    if (atomic_load(&w->failed) || atomic_load(&w->synced) < end)
+        s = sync_locked(w);
     kmutex_unlock(&w->sync_mu);
     return s;
 }

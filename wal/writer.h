@@ -67,6 +67,14 @@ kura_status wal_writer_addv(wal_writer *w, const void *const *recs, const size_t
  */
 kura_status wal_writer_sync(wal_writer *w);
 
+/*
+ * Makes the first `end` bytes durable: returns at once if a sync already covered them,
+ * else syncs as wal_writer_sync. Callers that wait behind a running sync are usually covered
+ * by it, so concurrent callers share fdatasyncs (the transaction pieces of engine/txn_log.c).
+ * Errors as wal_writer_sync.
+ */
+kura_status wal_writer_sync_to(wal_writer *w, uint64_t end);
+
 /* Bytes appended so far (the file size as the writer knows it). Any thread. */
 uint64_t wal_writer_size(const wal_writer *w);
 

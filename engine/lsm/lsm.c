@@ -45,6 +45,9 @@ static void free_tree(lsm_tree *t)
     kmutex_destroy(&t->mu);
     kmutex_destroy(&t->wal_mu);
     kmutex_destroy(&t->apply_mu);
+    kcond_destroy(&t->hook_cv);
+    kmutex_destroy(&t->hook_mu);
+    free(t->hook_wait);
     kbuf_free(&t->imm_meta);
     free(t->wal_segs);
     free(t->dir);
@@ -70,6 +73,8 @@ kura_status lsm_open(lsm_shared *sh, const lsm_options *opts, const char *dir, b
     kmutex_init(&t->mu);
     kmutex_init(&t->wal_mu);
     kmutex_init(&t->apply_mu);
+    kmutex_init(&t->hook_mu);
+    kcond_init(&t->hook_cv);
     kcond_init(&t->bg_cv);
     t->wal_retain_seq = opts->retain_wals ? 0 : UINT64_MAX; /* kept until the owner says */
     t->wal_min_txn = UINT64_MAX;

@@ -134,6 +134,8 @@ static void flush_job(void *arg)
         s = io_sync_dir(t->sh->io, t->dir); /* the table's name must be durable first */
     if (s == KURA_OK)
         s = io_crash_point(t->sh->io, "flush.after_table");
+    if (s == KURA_OK && t->sh->txn_sync) /* the commit records of the pieces it holds */
+        s = t->sh->txn_sync(t->sh->txn_arg, t);
 
     kmutex_lock(&t->mu);
     bool logged = s == KURA_OK; /* the edit may reach the manifest from here on */
@@ -276,8 +278,8 @@ kura_status lsm_flush(lsm_tree *t)
         w = (wal_cq_waiter){.payload = &empty, .sync = false};
     }
     kmutex_lock(&t->mu);
-    while (t->imm && t->bg_error == KURA_OK)
-        kcond_wait(&t->bg_cv, &t->mu);
+    while ((t->imm || t->txn_inflight > 0) && t->bg_error == KURA_OK)
+        kcond_wait(&t->bg_cv, &t->mu); /* (pieces in flight: lsm_txn.c) */
     if (t->bg_error == KURA_OK && mt_entries(t->mem) > 0) {
         s = lsm_new_wal(t);
         memtable *m = s == KURA_OK ? mt_new_sized(t->opts.write_buffer_bytes) : NULL;

@@ -4,8 +4,9 @@
  *
  * Locking: `mu` protects mem, imm, the version set, the scheduling flags and bg_error. `wal_mu`
  * protects the wal pointer against the background syncer (the group-commit leader, the only
- * appender, reads it without the lock; it swaps it holding both locks). The leader is the only
- * thread that inserts into `mem`.
+ * appender, reads it without the lock; it swaps it holding both locks). Inserts into `mem` are
+ * serialised by `apply_mu`: the leader's, and those of transactions applying their pieces
+ * after they let go of the lead (lsm_txn.c). Lock order: apply_mu, mu, wal_mu; hook_mu alone.
  */
 #ifndef KURA_LSM_INT_H
 #define KURA_LSM_INT_H
@@ -67,13 +68,29 @@ struct lsm_tree {
     size_t nwal_segs, wal_segs_cap;
     uint64_t wal_min_txn;      /* the current segment's lowest transaction id (leader) */
     bool wal_segs_lost;        /* a segment could not be noted (memory): lsm_min_txn is 0 */
-    /* no_wal trees: inserts are serialised by apply_mu (taken before mu); the checkpoint
-     * recorded with the flush of imm */
+    /* Inserts into mem are serialised by apply_mu (taken before mu): a no_wal tree's
+     * appliers; a WAL tree's leader and transactions applying their pieces. no_wal trees: the
+     * checkpoint recorded with the flush of imm. */
     kmutex apply_mu;
     kbuf imm_meta;
     bool has_imm_meta;
     bool keep_tombstones; /* atomic: compactions keep every tombstone (lsm_keep_tombstones) */
+
+    /* Transactions (lsm_txn.c). A piece is appended under the lead and applied after it, so:
+     * txn_inflight (mu) counts pieces appended and not yet applied or dropped, and no
+     * memtable switch happens while it is not 0 (a piece's WAL record and its entries stay in
+     * one segment and one memtable); hook_wait (hook_mu) holds their first sequences in
+     * ascending order, and the commit hook sees the partition's writes in sequence order: a
+     * write waits for the pieces before it (lsm_hook_turn). */
+    uint32_t txn_inflight;
+    kmutex hook_mu;
+    kcond hook_cv;
+    uint64_t *hook_wait;
+    size_t nhook_wait, hook_wait_cap;
 };
+
+/* Waits until no transaction piece before `seq` waits for the commit hook (lsm_txn.c). */
+void lsm_hook_turn(lsm_tree *t, uint64_t seq);
 
 /* LevelDB's MakeRoomForWrite (lsm_write.c): the leader switches a full memtable, delays when
  * level 0 backs up. mu held. */

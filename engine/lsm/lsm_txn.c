@@ -5,12 +5,23 @@
  *
  * Leading. A transaction joins the partition's commit queue like any writer, with an empty
  * batch, until it is the queue's leader; it then takes a group of one (itself) and keeps the
- * lead until lsm_txn_release. Another leader may take the empty batch into its own group
- * (writing a harmless empty record); the transaction then queues again, as lsm_flush does.
+ * lead until lsm_txn_release, only while it appends its piece. Another leader may take the
+ * empty batch into its own group (writing a harmless empty record); the transaction then
+ * queues again, as lsm_flush does.
+ *
+ * In flight. From its append to its apply (or its end, if the transaction fails) a piece is
+ * counted in txn_inflight, which holds back memtable switches: its WAL record and its entries
+ * land in the same segment and memtable, and its segment stays open for its sync. Its first
+ * sequence waits in hook_wait, so the commit hook sees the partition's writes in sequence
+ * order (the index layer's applied vectors and checkpoints rely on it): a later group's leader
+ * waits for it before calling the hook (lsm_hook_turn), which happens only on a partition
+ * with a hook (a table with indexes), and only as long as the transaction's syncs take.
  */
 #include "engine/lsm/lsm_int.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "util/status.h"
 
@@ -75,7 +86,56 @@ static kura_status fail(lsm_tree *t, kura_status s)
     return s;
 }
 
-kura_status lsm_txn_append(lsm_tree *t, const uint8_t *rep, size_t len)
+/* ---- Pieces in flight ------------------------------------------------------------------------ */
+
+static kura_status piece_begin(lsm_tree *t, uint64_t seq)
+{
+    kmutex_lock(&t->hook_mu);
+    if (t->nhook_wait == t->hook_wait_cap) {
+        size_t cap = t->hook_wait_cap ? 2 * t->hook_wait_cap : 8;
+        uint64_t *v = realloc(t->hook_wait, cap * sizeof *v);
+        if (!v) {
+            kmutex_unlock(&t->hook_mu);
+            return kura_err(KURA_E_NOMEM, "%s: out of memory", t->dir);
+        }
+        t->hook_wait = v;
+        t->hook_wait_cap = cap;
+    }
+    t->hook_wait[t->nhook_wait++] = seq; /* appended under the lead: in sequence order */
+    kmutex_unlock(&t->hook_mu);
+    kmutex_lock(&t->mu);
+    t->txn_inflight++;
+    kmutex_unlock(&t->mu);
+    return KURA_OK;
+}
+
+void lsm_txn_end(lsm_tree *t, uint64_t seq)
+{
+    kmutex_lock(&t->hook_mu);
+    for (size_t i = 0; i < t->nhook_wait; i++)
+        if (t->hook_wait[i] == seq) {
+            memmove(&t->hook_wait[i], &t->hook_wait[i + 1],
+                    (t->nhook_wait - i - 1) * sizeof *t->hook_wait);
+            t->nhook_wait--;
+            break;
+        }
+    kcond_broadcast(&t->hook_cv);
+    kmutex_unlock(&t->hook_mu);
+    kmutex_lock(&t->mu);
+    t->txn_inflight--;
+    kcond_broadcast(&t->bg_cv); /* a memtable switch may wait for it */
+    kmutex_unlock(&t->mu);
+}
+
+void lsm_hook_turn(lsm_tree *t, uint64_t seq)
+{
+    kmutex_lock(&t->hook_mu);
+    while (t->nhook_wait > 0 && t->hook_wait[0] < seq)
+        kcond_wait(&t->hook_cv, &t->hook_mu);
+    kmutex_unlock(&t->hook_mu);
+}
+
+kura_status lsm_txn_append(lsm_tree *t, const uint8_t *rep, size_t len, uint64_t *end_out)
 {
     if (__atomic_load_n(&t->bg_error, __ATOMIC_ACQUIRE) != KURA_OK) {
         kmutex_lock(&t->mu);
@@ -84,13 +144,19 @@ kura_status lsm_txn_append(lsm_tree *t, const uint8_t *rep, size_t len)
         kmutex_unlock(&t->mu);
         return s;
     }
+    kura_status s = piece_begin(t, lsm_rep_seq(rep));
+    if (s != KURA_OK)
+        return s;
     const void *recs[1] = {rep};
     size_t lens[1] = {len};
-    kura_status s = wal_writer_addv(t->wal, recs, lens, 1);
+    s = wal_writer_addv(t->wal, recs, lens, 1);
     if (s == KURA_OK)
         s = io_crash_point(t->sh->io, "txn.after_prepare");
-    if (s != KURA_OK)
+    if (s != KURA_OK) {
+        lsm_txn_end(t, lsm_rep_seq(rep));
         return fail(t, s);
+    }
+    *end_out = wal_writer_size(t->wal);
     uint32_t n = lsm_rep_count(rep);
     t->wal_last_seq = lsm_rep_seq(rep) + (n ? n - 1 : 0);
     uint64_t id;
@@ -103,19 +169,24 @@ kura_status lsm_txn_append(lsm_tree *t, const uint8_t *rep, size_t len)
     return KURA_OK;
 }
 
-kura_status lsm_txn_sync(lsm_tree *t)
+kura_status lsm_txn_sync(lsm_tree *t, uint64_t end)
 {
-    kura_status s = wal_writer_sync(t->wal);
+    /* no switch while the piece is in flight: t->wal is the segment it was appended to */
+    kura_status s = wal_writer_sync_to(t->wal, end);
     return s == KURA_OK ? KURA_OK : fail(t, s);
 }
 
 kura_status lsm_txn_apply(lsm_tree *t, const uint8_t *rep, size_t len)
 {
-    /* the leader is the only inserter into mem, and it holds the lead */
+    kmutex_lock(&t->apply_mu);
     kura_status s = lsm_rep_iterate(rep, len, lsm_insert_entry, t->mem, t->dir);
+    kmutex_unlock(&t->apply_mu);
     lsm_commit_fn hook = __atomic_load_n(&t->hook, __ATOMIC_ACQUIRE);
-    if (s == KURA_OK && hook)
+    if (s == KURA_OK && hook) {
+        lsm_hook_turn(t, lsm_rep_seq(rep));
         s = hook(t->hook_arg, t, rep, len);
+    }
+    lsm_txn_end(t, lsm_rep_seq(rep));
     return s == KURA_OK ? KURA_OK : fail(t, s);
 }
 

@@ -100,6 +100,8 @@ kura_status lsm_make_room(lsm_tree *t)
         } else if (l0 >= t->opts.l0_stop_trigger) {
             lsm_maybe_schedule(t);
             kcond_wait(&t->bg_cv, &t->mu);
+        } else if (t->txn_inflight > 0) {
+            kcond_wait(&t->bg_cv, &t->mu); /* transaction pieces still to apply (lsm_txn.c) */
         } else {
             kura_status s = lsm_new_wal(t);
             if (s != KURA_OK) {
@@ -157,12 +159,17 @@ static kura_status commit_group(lsm_tree *t, wal_cq_waiter **group, size_t n)
         s = io_crash_point(t->sh->io, "wal.after_sync");
     if (s == KURA_OK)
         t->wal_last_seq = first + (total ? total : 1) - 1;
+    kmutex_lock(&t->apply_mu); /* transactions apply their pieces outside the lead */
     for (size_t i = 0; i < n && s == KURA_OK; i++) {
         lsm_batch *b = group[i]->payload;
         s = lsm_rep_iterate(b->rep.data, b->rep.len, lsm_insert_entry, t->mem, t->dir);
     }
-    /* the index layer sees the batches before anyone can read them (lsm.h) */
+    kmutex_unlock(&t->apply_mu);
+    /* the index layer sees the batches before anyone can read them (lsm.h), in sequence
+     * order: after the transaction pieces before them */
     lsm_commit_fn hook = __atomic_load_n(&t->hook, __ATOMIC_ACQUIRE);
+    if (s == KURA_OK && hook)
+        lsm_hook_turn(t, first);
     for (size_t i = 0; i < n && s == KURA_OK && hook; i++) {
         lsm_batch *b = group[i]->payload;
         if (lsm_batch_count(b) > 0)

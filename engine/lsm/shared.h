@@ -48,6 +48,8 @@ typedef struct lsm_options {
     bool retain_wals;
 } lsm_options;
 
+typedef struct lsm_tree lsm_tree; /* (lsm.h) */
+
 typedef struct lsm_seq_range {
     uint64_t first, last;
 } lsm_seq_range;
@@ -73,6 +75,10 @@ typedef struct lsm_shared {
      * record exists (engine/txn_log.c). Replays consult it for every transaction piece they
      * find; set before any tree that may hold pieces is opened. NULL: a piece is corruption. */
     kura_status (*txn_committed)(void *arg, uint64_t txn_id, bool *committed_out);
+    /* Makes every commit record written so far durable (a relaxed transaction's is written
+     * without a sync). A flush of tree t calls it before its tables replace WAL records: no
+     * table may hold a piece whose commit record a crash could still lose. NULL: none. */
+    kura_status (*txn_sync)(void *arg, lsm_tree *t);
     void *txn_arg;
 
     /* statistics, updated atomically */

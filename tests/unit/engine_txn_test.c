@@ -231,6 +231,39 @@ static bool crash_once(const char *point, uint64_t k, io_loss_mode mode, uint64_
     return survived;
 }
 
+/* Relaxed: the commit record is written without a sync. A flush that puts one piece into a
+ * table (and lets its WAL record go) must make the commit record durable first, or a power
+ * loss keeps that piece and drops the others (their commit record gone). */
+static void test_relaxed_flush_keeps_the_commit(void **state)
+{
+    (void)state;
+    char *dir = test_mkdtemp("txn_relaxed");
+    io_fault *f = io_fault_new(io_env_posix());
+    bank b;
+    kura_options o;
+    kura_options_init(&o);
+    o.io = io_fault_env(f);
+    o.durability = KURA_RELAXED;
+    o.relaxed_sync_ms = 3600000; /* no periodic sync during the test */
+    assert_kura_ok(kura_open(dir, &o, &b.db));
+    assert_kura_ok(kura_tree_open(b.db, "a", NULL, &b.t[0]));
+    assert_kura_ok(kura_tree_open(b.db, "b", NULL, &b.t[1]));
+    init_accounts(&b);
+    assert_kura_ok(kura_tree_flush(b.t[0]));
+    assert_kura_ok(kura_tree_flush(b.t[1]));
+    assert_kura_ok(set_accounts(&b, CUT_IDS, CUT_VALS, 4));
+    assert_kura_ok(kura_tree_flush(b.t[0])); /* tree a's pieces into a table */
+    io_fault_crash_at_op(f, 1, IO_CRASH_FREEZE);
+    kura_close(b.db); /* frozen at its first write: nothing more reaches the disk */
+    io_fault_power_loss(f, IO_LOSS_DROP, 1);
+    assert_kura_ok(bank_open(dir, io_fault_env(f), &b));
+    /* the flush made the commit record durable, and the pieces were synced before it */
+    assert_true(check_all_or_nothing(&b, "relaxed, tree a flushed, power loss"));
+    assert_kura_ok(kura_close(b.db));
+    io_fault_free(f);
+    test_rmrf(dir);
+}
+
 static void test_named_crash_points(void **state)
 {
     (void)state;
@@ -326,6 +359,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_transfers_keep_the_total),
         cmocka_unit_test(test_named_crash_points),
+        cmocka_unit_test(test_relaxed_flush_keeps_the_commit),
         cmocka_unit_test(test_every_cut_point),
         cmocka_unit_test(test_commit_records_collected),
     };

@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine/lsm/lsm.h"
 #include "util/ikey.h"
 #include "util/pool.h"
+#include "util/thread.h"
 
 typedef struct fixture {
     char *dir;
@@ -197,6 +199,98 @@ static void test_retention_across_reopen(void **state)
     assert_kura_ok(lsm_close(t));
 }
 
+/* ---- A transaction's piece in flight (lsm_txn.c) ------------------------------------------- */
+
+typedef struct bg_write {
+    lsm_tree *t;
+    bool flush; /* lsm_flush instead of a put */
+    int done;   /* atomic */
+} bg_write;
+
+static void *bg_write_main(void *arg)
+{
+    bg_write *w = arg;
+    if (w->flush) {
+        assert_kura_ok(lsm_flush(w->t));
+    } else {
+        lsm_batch b;
+        lsm_batch_init(&b);
+        assert_kura_ok(lsm_batch_put(&b, "b", 1, "2", 1));
+        assert_kura_ok(lsm_write(w->t, &b, true));
+        lsm_batch_free(&b);
+    }
+    __atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {0, ms * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* A piece of transaction `first` for key k, appended under the lead and let go of. */
+static void piece_in_flight(fixture *f, lsm_tree *t, lsm_batch *p, const char *k, uint64_t *first,
+                            uint64_t *end)
+{
+    lsm_txn_hold hold;
+    assert_kura_ok(lsm_txn_lead(t, &hold));
+    lsm_batch_init(p);
+    *first = lsm_seq_alloc(&f->sh, 2);
+    assert_kura_ok(lsm_batch_txn_marker(p, *first));
+    assert_kura_ok(lsm_batch_put(p, k, strlen(k), "1", 1));
+    lsm_rep_set_seq(p->rep.data, *first);
+    assert_kura_ok(lsm_txn_append(t, p->rep.data, p->rep.len, end));
+    lsm_txn_release(t, &hold, KURA_OK);
+}
+
+static void piece_commit(fixture *f, lsm_tree *t, lsm_batch *p, uint64_t first, uint64_t end)
+{
+    assert_kura_ok(lsm_txn_sync(t, end));
+    assert_kura_ok(lsm_txn_apply(t, p->rep.data, p->rep.len));
+    lsm_seq_complete(&f->sh, first, first + 1);
+    lsm_batch_free(p);
+}
+
+/* Appended and let go of, a piece holds back the hook for later writes of its partition (the
+ * index layer sees them in sequence order) and the memtable switch (its entries must land in
+ * the memtable of its WAL segment) until it is applied. */
+static void test_piece_in_flight(void **state)
+{
+    fixture *f = *state;
+    lsm_tree *t = open_tree(f, "txn", opts(false, true), true);
+    seen h = {0};
+    lsm_set_commit_hook(t, hook, &h);
+    lsm_batch p;
+    uint64_t first, end;
+
+    piece_in_flight(f, t, &p, "a", &first, &end);
+    bg_write put = {.t = t};
+    kthread th;
+    assert_true(kthread_start(&th, bg_write_main, &put));
+    sleep_ms(50); /* time enough for a broken order to show */
+    size_t hooked_early = __atomic_load_n(&h.n, __ATOMIC_ACQUIRE);
+    piece_commit(f, t, &p, first, end);
+    kthread_join(th);
+    assert_int_equal(hooked_early, 0);
+    assert_int_equal(h.n, 2);
+    assert_int_equal(h.seqs[0], first);
+    assert_true(h.seqs[1] > first);
+
+    piece_in_flight(f, t, &p, "c", &first, &end);
+    bg_write flush = {.t = t, .flush = true};
+    assert_true(kthread_start(&th, bg_write_main, &flush));
+    sleep_ms(50);
+    int flushed_early = __atomic_load_n(&flush.done, __ATOMIC_ACQUIRE);
+    piece_commit(f, t, &p, first, end);
+    kthread_join(th);
+    assert_int_equal(flushed_early, 0);
+    check_value(t, "a", "1");
+    check_value(t, "b", "2");
+    check_value(t, "c", "1");
+    assert_kura_ok(lsm_close(t));
+}
+
 static void apply_put(lsm_tree *t, uint64_t seq, const char *k, const char *v)
 {
     lsm_batch b;
@@ -273,6 +367,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_images_hook_and_replay, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retention_across_reopen, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_piece_in_flight, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_wal_tree, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
