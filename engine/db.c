@@ -127,6 +127,7 @@ static void db_free(kura_db *db)
     kcond_destroy(&db->syncer_cv);
     kmutex_destroy(&db->mu);
     kmutex_destroy(&db->txn_mu);
+    free(db->txn_ids);
     free(db->dir);
     free(db);
 }

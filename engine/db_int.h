@@ -66,6 +66,8 @@ struct kura_db {
     kpool *txn_sync_pool; /* a transaction's WALs are synced in parallel on these threads */
     kmutex txn_mu;
     struct txn_running *txn_running;
+    uint64_t *txn_ids; /* the ids of the transactions committing now (txn_mu) */
+    size_t ntxn_ids, txn_ids_cap;
 
     kthread syncer;
     bool syncer_started;

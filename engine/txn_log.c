@@ -27,15 +27,22 @@ static void commit_key(uint8_t key[COMMIT_KEY], uint64_t id)
     enc_fixed64_be(key + 1, id);
 }
 
-static kura_status committed(void *arg, uint64_t id, bool *committed_out)
+static kura_status committed(void *arg, uint64_t id, bool *committed_out, uint64_t *base_out)
 {
     kura_db *db = arg;
     uint8_t key[COMMIT_KEY];
     commit_key(key, id);
     kbuf v = KBUF_INIT;
     kura_status s = lsm_get(db->txn->parts[0], key, sizeof key, 0, false, &v);
-    kbuf_free(&v);
     *committed_out = s == KURA_OK;
+    *base_out = 0;
+    if (s == KURA_OK && v.len == 8)
+        *base_out = dec_fixed64(v.data);
+    else if (s == KURA_OK && v.len != 0) /* (empty: the first format) */
+        s = kura_err(KURA_E_CORRUPTION, "%s: the commit record of transaction %llu has %zu "
+                                         "bytes, not 8",
+                     db->txn->dir, (unsigned long long)id, v.len);
+    kbuf_free(&v);
     return s == KURA_E_NOT_FOUND ? KURA_OK : s;
 }
 
@@ -381,21 +388,57 @@ static kura_status lead_all(txn_piece *pieces, size_t n, lsm_txn_hold *h)
     return s;
 }
 
-/* The commit record of transaction `first` (and the token, which commits with it), written
- * to the transaction log; durable if `sync`. */
-static kura_status write_commit(kura_db *db, uint64_t first, bool sync, const txn_token *tok)
+/* The commit record of transaction `id`, its range starting at `base` (and the token, which
+ * commits with it), written to the transaction log; durable if `sync`. */
+static kura_status write_commit(kura_db *db, uint64_t id, uint64_t base, bool sync,
+                                const txn_token *tok)
 {
-    uint8_t key[COMMIT_KEY];
-    commit_key(key, first);
+    uint8_t key[COMMIT_KEY], val[8];
+    commit_key(key, id);
+    enc_fixed64(val, base);
     lsm_batch rec;
     lsm_batch_init(&rec);
-    kura_status s = lsm_batch_put(&rec, key, sizeof key, "", 0);
+    kura_status s = lsm_batch_put(&rec, key, sizeof key, val, sizeof val);
     if (s == KURA_OK && tok)
         s = put_token(&rec, tok);
     if (s == KURA_OK)
         s = lsm_write_nowait(db->txn->parts[0], &rec, sync);
     lsm_batch_free(&rec);
     return s;
+}
+
+/* A new transaction id: a sequence number, published at once (nothing is written at it),
+ * and registered as running until id_end, so that collection keeps its commit record. */
+static kura_status id_begin(kura_db *db, uint64_t *id_out)
+{
+    kmutex_lock(&db->txn_mu);
+    if (db->ntxn_ids == db->txn_ids_cap) {
+        size_t cap = db->txn_ids_cap ? 2 * db->txn_ids_cap : 16;
+        uint64_t *v = realloc(db->txn_ids, cap * sizeof *v);
+        if (!v) {
+            kmutex_unlock(&db->txn_mu);
+            return kura_err(KURA_E_NOMEM, "transaction: out of memory");
+        }
+        db->txn_ids = v;
+        db->txn_ids_cap = cap;
+    }
+    uint64_t id = lsm_seq_alloc(&db->sh, 1);
+    db->txn_ids[db->ntxn_ids++] = id;
+    kmutex_unlock(&db->txn_mu);
+    lsm_seq_complete(&db->sh, id, id);
+    *id_out = id;
+    return KURA_OK;
+}
+
+static void id_end(kura_db *db, uint64_t id)
+{
+    kmutex_lock(&db->txn_mu);
+    for (size_t i = 0; i < db->ntxn_ids; i++)
+        if (db->txn_ids[i] == id) {
+            db->txn_ids[i] = db->txn_ids[--db->ntxn_ids];
+            break;
+        }
+    kmutex_unlock(&db->txn_mu);
 }
 
 kura_status txn_commit(kura_db *db, txn_piece *pieces, size_t n, bool sync,
@@ -420,68 +463,88 @@ kura_status txn_commit(kura_db *db, txn_piece *pieces, size_t n, bool sync,
             return kura_err(KURA_E_INVALID, "transaction: two pieces for one partition");
     lsm_batch *m = calloc(n, sizeof *m);
     lsm_txn_hold *h = calloc(n, sizeof *h);
-    uint64_t *ends = calloc(n, sizeof *ends);
-    if (!m || !h || !ends) {
+    uint64_t *ends = calloc(n, sizeof *ends), *offs = calloc(n, sizeof *offs);
+    lsm_tree **parts = calloc(n, sizeof *parts);
+    lsm_hook_slot *slots = calloc(n, sizeof *slots);
+    if (!m || !h || !ends || !offs || !parts || !slots) {
         free(m);
         free(h);
         free(ends);
+        free(offs);
+        free(parts);
+        free(slots);
         return kura_err(KURA_E_NOMEM, "transaction: out of memory");
     }
     kura_status s = KURA_OK;
-    size_t built = 0;
+    size_t built = 0, appended = 0;
+    uint64_t id = 0, total = 0;
     for (; built < n && s == KURA_OK; built++)
         s = marked(&pieces[built].batch, &m[built]);
     if (s == KURA_OK)
-        s = lead_all(pieces, n, h);
+        s = id_begin(db, &id);
     if (s != KURA_OK)
         goto out;
-    uint64_t total = 0;
-    for (size_t i = 0; i < n; i++)
-        total += lsm_batch_count(&m[i]);
-    uint64_t first = lsm_seq_alloc(&db->sh, total), seq = first;
+    /* the pieces' sequences are relative to the range they get at the commit */
     for (size_t i = 0; i < n; i++) {
-        enc_fixed64(m[i].rep.data + BATCH_HEADER + 2, first); /* the marker's key */
-        lsm_rep_set_seq(m[i].rep.data, seq);
-        seq += lsm_batch_count(&m[i]);
+        parts[i] = pieces[i].part;
+        enc_fixed64(m[i].rep.data + BATCH_HEADER + 2, id); /* the marker's key */
+        lsm_rep_set_seq(m[i].rep.data, total);
+        offs[i] = total;
+        total += lsm_batch_count(&m[i]);
     }
+    if ((s = lead_all(pieces, n, h)) != KURA_OK)
+        goto out;
     /* Appended under the leads, which are then let go: the partitions' other writes go on
-     * while the pieces are synced and the commit record is written. */
-    size_t appended = 0;
+     * while the pieces are synced. */
     for (; appended < n && s == KURA_OK; appended++)
-        s = lsm_txn_append(pieces[appended].part, m[appended].rep.data, m[appended].rep.len,
+        s = lsm_txn_append(parts[appended], m[appended].rep.data, m[appended].rep.len,
                            &ends[appended]);
     if (s != KURA_OK)
         appended--; /* (the failed one is not in flight) */
     for (size_t i = n; i-- > 0;)
-        lsm_txn_release(pieces[i].part, &h[i], s);
+        lsm_txn_release(parts[i], &h[i], s);
     /* the pieces are durable before the commit record can be */
     if (s == KURA_OK)
         s = sync_all(db, pieces, ends, n);
-    if (s == KURA_OK)
-        s = write_commit(db, first, sync, tok);
+    if (s != KURA_OK) {
+        for (size_t i = 0; i < appended; i++)
+            lsm_txn_end(parts[i], &slots[i]);
+        goto out;
+    }
+    /* The range, only now: readers wait for the transaction (visibility is in sequence
+     * order) only while its commit record is written and its pieces applied. */
+    uint64_t first = lsm_txn_alloc(&db->sh, parts, offs, slots, n, total);
+    for (size_t i = 0; i < n; i++)
+        lsm_rep_set_seq(m[i].rep.data, first + offs[i]);
+    s = write_commit(db, id, first, sync, tok);
     if (s == KURA_OK)
         s = io_crash_point(db->io, "txn.after_commit");
     if (s == KURA_OK) {
         /* committed: every piece is applied; a failure here leaves its partition read-only
          * and the piece to the next open's replay, and the others are applied all the same */
         for (size_t i = 0; i < n; i++) {
-            kura_status a = lsm_txn_apply(pieces[i].part, m[i].rep.data, m[i].rep.len);
+            kura_status a = lsm_txn_apply(parts[i], m[i].rep.data, m[i].rep.len, &slots[i]);
             if (a != KURA_OK && s == KURA_OK)
                 s = a;
         }
     } else {
-        for (size_t i = 0; i < appended; i++)
-            lsm_txn_end(pieces[i].part, lsm_rep_seq(m[i].rep.data));
+        for (size_t i = 0; i < n; i++)
+            lsm_txn_end(parts[i], &slots[i]);
     }
     lsm_seq_complete(&db->sh, first, first + total - 1);
     if (s == KURA_OK)
         lsm_seq_wait(&db->sh, first + total - 1);
 out:
+    if (id)
+        id_end(db, id);
     for (size_t i = 0; i < built; i++)
         lsm_batch_free(&m[i]);
     free(m);
     free(h);
     free(ends);
+    free(offs);
+    free(parts);
+    free(slots);
     return s;
 }
 
@@ -489,8 +552,14 @@ out:
 
 uint64_t txn_log_watermark(kura_db *db)
 {
-    /* first the in-flight bound: a transaction allocated later gets a higher id */
+    /* first the in-flight bound: the transactions running now, and any later one, whose id
+     * is allocated after this reads `visible` */
+    kmutex_lock(&db->txn_mu);
     uint64_t g = lsm_visible(&db->sh) + 1;
+    for (size_t i = 0; i < db->ntxn_ids; i++)
+        if (db->txn_ids[i] < g)
+            g = db->txn_ids[i];
+    kmutex_unlock(&db->txn_mu);
     for (size_t i = 0; i < db->ntrees; i++) {
         kura_tree *t = db->trees[i];
         for (uint32_t p = 0; p < t->nparts; p++) {

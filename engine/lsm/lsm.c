@@ -47,7 +47,6 @@ static void free_tree(lsm_tree *t)
     kmutex_destroy(&t->apply_mu);
     kcond_destroy(&t->hook_cv);
     kmutex_destroy(&t->hook_mu);
-    free(t->hook_wait);
     kbuf_free(&t->imm_meta);
     free(t->wal_segs);
     free(t->dir);

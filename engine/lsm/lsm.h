@@ -116,38 +116,47 @@ kura_status lsm_wal_replay(lsm_tree *t, uint64_t from_seq, lsm_rep_fn fn, void *
  * Writes to several partitions (of any trees) that become visible together and survive a
  * crash together (docs/architecture.md, "Transactions"). The caller (engine/txn_log.c):
  *
- *   1. leads every participant without ever waiting for one while it leads another
+ *   1. takes a transaction id (a sequence number of its own, published at once) and marks
+ *      each piece with it (lsm_batch_txn_marker), the piece's sequences relative to the
+ *      transaction's range (the first piece's start at 0);
+ *   2. leads every participant without ever waiting for one while it leads another
  *      (lsm_txn_lead for one, lsm_txn_try_lead for the rest; on a busy one it lets go of all
  *      and waits for that one first): no deadlock, and no convoy of transactions each holding
  *      a partition the next one needs;
- *   2. allocates one sequence range for all pieces (lsm_seq_alloc), stamps them in order, each
- *      beginning with the transaction's marker (lsm_batch_txn_marker, id = the range's first);
  *   3. lsm_txn_append() every piece to its WAL and lsm_txn_release() every lead: the
  *      partitions' other writers go on at once;
  *   4. lsm_txn_sync() every piece (in parallel, sharing the partitions' syncs);
- *   5. makes the commit record durable (the commit point);
- *   6. lsm_txn_apply() every piece: memtable and commit hook, without the lead;
- *   7. lsm_seq_complete() the range, lsm_seq_wait().
+ *   5. lsm_txn_alloc() the range, only now, so that readers wait for the transaction only
+ *      while its commit record is written; stamps the pieces with it;
+ *   6. makes the commit record (id -> the range's first) durable: the commit point;
+ *   7. lsm_txn_apply() every piece: memtable and commit hook, without the lead;
+ *   8. lsm_seq_complete() the range, lsm_seq_wait().
  *
  * A piece is in flight from its append until its apply or, if the transaction fails before,
- * lsm_txn_end(): meanwhile the partition switches no memtable and its commit hook takes
- * later writes only after the piece. A replay applies a piece only if its transaction's
- * commit record exists (presumed abort): shared.h txn_committed. On failure the caller ends
- * every piece it appended (the partition is read-only after a failed append or sync) and
- * completes its range as a hole. */
+ * lsm_txn_end(): meanwhile the partition switches no memtable. A replay applies a piece only
+ * if its transaction's commit record exists (presumed abort), with the sequences the record
+ * gives it (lsm_rep_resolve). On failure the caller ends every piece it appended (the
+ * partition is read-only after a failed append or sync) and completes its range, if it has
+ * one, as a hole. */
 typedef struct lsm_txn_hold {
     wal_cq_waiter w;
     wal_cq_waiter *group[1];
     lsm_batch empty;
 } lsm_txn_hold;
+/* A write's place in the order of a partition's commit hook (lsm_txn.c). */
+typedef struct lsm_hook_slot {
+    struct lsm_hook_slot *prev, *next;
+    uint64_t seq;
+    bool queued;
+} lsm_hook_slot;
 /* Becomes the leader of t's commit queue and makes room in its memtable. On failure nothing
  * is held. */
 kura_status lsm_txn_lead(lsm_tree *t, lsm_txn_hold *h);
 /* As lsm_txn_lead, but only if nobody leads or waits for the partition now: KURA_E_BUSY
  * (no message) otherwise, nothing held. */
 kura_status lsm_txn_try_lead(lsm_tree *t, lsm_txn_hold *h);
-/* Leader: appends the piece (stamped) to the WAL; it is in flight from here on (if this
- * fails, it is not). *end_out: the WAL's size after it, for lsm_txn_sync. */
+/* Leader: appends the piece to the WAL; it is in flight from here on (if this fails, it is
+ * not). *end_out: the WAL's size after it, for lsm_txn_sync. */
 kura_status lsm_txn_append(lsm_tree *t, const uint8_t *rep, size_t len, uint64_t *end_out);
 /* Ends the lead; `s` is what the transaction came to (a failure is kept by the partition
  * only if lsm_txn_append/sync/apply reported it). */
@@ -155,11 +164,17 @@ void lsm_txn_release(lsm_tree *t, lsm_txn_hold *h, kura_status s);
 /* Any thread, after the release: makes the WAL durable up to `end`, sharing a sync that
  * covers it. */
 kura_status lsm_txn_sync(lsm_tree *t, uint64_t end);
-/* Any thread, after the commit point: inserts the piece into the memtable, hands it to the
- * commit hook after the pieces before it, and ends it. */
-kura_status lsm_txn_apply(lsm_tree *t, const uint8_t *rep, size_t len);
-/* Ends a piece that will not be applied (its transaction failed); `seq`: its first. */
-void lsm_txn_end(lsm_tree *t, uint64_t seq);
+/* Allocates the transaction's `total` sequences and queues piece i (first sequence: the
+ * range's first + offs[i]) in slots[i] for the commit hook of parts[i], if it has one. parts
+ * sorted by address, their pieces in flight. Returns the range's first. */
+uint64_t lsm_txn_alloc(lsm_shared *sh, lsm_tree *const *parts, const uint64_t *offs,
+                       lsm_hook_slot *slots, size_t n, uint64_t total);
+/* Any thread, after the commit point: inserts the piece (stamped with its sequences) into
+ * the memtable, hands it to the commit hook after the writes before it, and ends it. */
+kura_status lsm_txn_apply(lsm_tree *t, const uint8_t *rep, size_t len, lsm_hook_slot *slot);
+/* Ends a piece that will not be applied (its transaction failed); `slot` as lsm_txn_alloc
+ * left it, or zeroed. */
+void lsm_txn_end(lsm_tree *t, lsm_hook_slot *slot);
 /* The lowest id of the transactions whose pieces the partition's WAL segments still hold
  * (UINT64_MAX: none): their commit records must stay (engine/txn_log.c's collection). Every
  * segment a replay or the index layer read at open is counted; 0 when one could not be. */

@@ -95,33 +95,32 @@ static kura_status replay_seg(lsm_tree *t, uint64_t number, uint64_t from_seq, l
     if (s != KURA_OK)
         return s == KURA_E_NOT_FOUND ? KURA_OK : s; /* deleted meanwhile: not needed */
     int64_t recorded = vs_wal_end(&t->vs, number);
-    const uint8_t *rec;
+    const uint8_t *rec, *res;
     size_t len;
     uint64_t seg_max = 0, min_txn = UINT64_MAX, id = 0;
+    kbuf scratch = KBUF_INIT;
     while ((recorded < 0 || wal_reader_end_offset(r) < (uint64_t)recorded) &&
            (s = wal_reader_next(r, &rec, &len)) == KURA_OK) {
+        snprintf(what, sizeof what, "%s: record at offset %llu", path,
+                 (unsigned long long)wal_reader_record_offset(r));
         if (len < BATCH_HEADER) {
-            snprintf(what, sizeof what, "%s: record at offset %llu", path,
-                     (unsigned long long)wal_reader_record_offset(r));
             s = kura_err(KURA_E_CORRUPTION, "%s: batch of %zu bytes is too short", what, len);
             break;
         }
-        uint32_t n = lsm_rep_count(rec);
-        uint64_t last = lsm_rep_seq(rec) + (n ? n - 1 : 0);
-        if (last > seg_max)
-            seg_max = last;
-        if (lsm_rep_txn_id(rec, len, &id) && id < min_txn)
-            min_txn = id;
+        /* a piece's sequences come from its commit record */
         bool apply = true;
-        if (n > 0 && last > from_seq) {
-            snprintf(what, sizeof what, "%s: record at offset %llu", path,
-                     (unsigned long long)wal_reader_record_offset(r));
-            if ((s = lsm_rep_committed(t, rec, len, what, &apply)) != KURA_OK)
-                break;
-        }
-        if (n > 0 && last > from_seq && apply && (s = fn(arg, rec, len)) != KURA_OK)
+        if ((s = lsm_rep_resolve(t, rec, len, what, &scratch, &apply, &res, &id)) != KURA_OK)
+            break;
+        if (id && id < min_txn)
+            min_txn = id;
+        uint32_t n = lsm_rep_count(res);
+        uint64_t last = lsm_rep_seq(res) + (n ? n - 1 : 0);
+        if (apply && last > seg_max)
+            seg_max = last;
+        if (n > 0 && last > from_seq && apply && (s = fn(arg, res, len)) != KURA_OK)
             break;
     }
+    kbuf_free(&scratch);
     wal_reader_close(r);
     if (s == KURA_E_NOT_FOUND)
         s = KURA_OK; /* the end, or a torn tail: lsm_recover.c judged the newest segment */

@@ -76,21 +76,25 @@ struct lsm_tree {
     bool has_imm_meta;
     bool keep_tombstones; /* atomic: compactions keep every tombstone (lsm_keep_tombstones) */
 
-    /* Transactions (lsm_txn.c). A piece is appended under the lead and applied after it, so:
-     * txn_inflight (mu) counts pieces appended and not yet applied or dropped, and no
-     * memtable switch happens while it is not 0 (a piece's WAL record and its entries stay in
-     * one segment and one memtable); hook_wait (hook_mu) holds their first sequences in
-     * ascending order, and the commit hook sees the partition's writes in sequence order: a
-     * write waits for the pieces before it (lsm_hook_turn). */
+    /* Transactions (lsm_txn.c). A piece is appended under the lead and applied after it, with
+     * sequences allocated in between, so: txn_inflight (mu) counts pieces appended and not yet
+     * applied or dropped, and no memtable switch happens while it is not 0 (a piece's WAL
+     * record and its entries stay in one segment and one memtable); hook_wait (hook_mu) holds,
+     * in ascending order, the first sequences of the writes allocated and not yet through the
+     * commit hook, which sees the partition's writes in sequence order (lsm_hook_turn). */
     uint32_t txn_inflight;
     kmutex hook_mu;
     kcond hook_cv;
-    uint64_t *hook_wait;
-    size_t nhook_wait, hook_wait_cap;
+    lsm_hook_slot *hook_head, *hook_tail;
 };
 
-/* Waits until no transaction piece before `seq` waits for the commit hook (lsm_txn.c). */
-void lsm_hook_turn(lsm_tree *t, uint64_t seq);
+/* The commit hook's order (lsm_txn.c). A writer of a partition with a hook allocates its
+ * sequences with lsm_hook_alloc (which queues the first in hook_wait), waits with
+ * lsm_hook_turn until no write before it waits for the hook, calls the hook, then
+ * lsm_hook_done. */
+uint64_t lsm_hook_alloc(lsm_tree *t, uint64_t n, lsm_hook_slot *slot);
+void lsm_hook_turn(lsm_tree *t, const lsm_hook_slot *slot);
+void lsm_hook_done(lsm_tree *t, lsm_hook_slot *slot);
 
 /* LevelDB's MakeRoomForWrite (lsm_write.c): the leader switches a full memtable, delays when
  * level 0 backs up. mu held. */
@@ -99,10 +103,17 @@ kura_status lsm_make_room(lsm_tree *t);
  * (lsm_rep_iterate callback; arg is the memtable). */
 kura_status lsm_insert_entry(void *arg, uint64_t seq, unsigned type, const uint8_t *key,
                              size_t klen, const uint8_t *val, size_t vlen);
-/* Whether a record read back from a WAL is to be applied: not a transaction's piece, or the
- * piece of a committed one (shared.h txn_committed). `what` names the record for errors. */
-kura_status lsm_rep_committed(lsm_tree *t, const uint8_t *rep, size_t len, const char *what,
-                              bool *apply_out);
+/*
+ * A record read back from a WAL, as it is to be applied: *apply_out false for the piece of a
+ * transaction that did not commit (shared.h txn_committed); else *rep_out is the record with
+ * its sequences: `rep` itself, or, for a piece (which carries sequences relative to its
+ * transaction's range), a copy in `scratch` stamped with the range the commit record holds.
+ * *id_out: the transaction's id if it is a piece (0 if not). `what` names the record for
+ * errors.
+ */
+kura_status lsm_rep_resolve(lsm_tree *t, const uint8_t *rep, size_t len, const char *what,
+                            kbuf *scratch, bool *apply_out, const uint8_t **rep_out,
+                            uint64_t *id_out);
 
 /* vs_log_and_apply, keeping l0_files in step with the installed version. mu held. */
 kura_status lsm_log_and_apply(lsm_tree *t, version_edit *e);

@@ -39,7 +39,8 @@ static kura_status replay_entry(void *arg, uint64_t seq, unsigned type, const ui
     if (seq > c->max_seq)
         c->max_seq = seq;
     if (c->skip)
-        return KURA_OK; /* an uncommitted transaction's piece: only its sequences count */
+        return KURA_OK; /* an uncommitted transaction's piece (its sequences, if of the first
+                         * format, absolute, else relative: harmless to count) */
     return lsm_insert_entry(c->mem, seq, type, key, klen, val, vlen);
 }
 
@@ -61,31 +62,35 @@ static kura_status replay_one(lsm_tree *t, uint64_t number, replay_ctx *c, uint6
     kura_status s = wal_reader_open(t->sh->io, path, IO_KIND_WAL, &r);
     if (s != KURA_OK)
         return s;
-    const uint8_t *rec;
+    const uint8_t *rec, *res;
     size_t len;
     uint64_t end = 0, nrecs = 0, seg_max = 0, min_txn = UINT64_MAX, id = 0;
+    kbuf scratch = KBUF_INIT;
     while ((recorded < 0 || end < (uint64_t)recorded) &&
            (s = wal_reader_next(r, &rec, &len)) == KURA_OK) {
         snprintf(what, sizeof what, "%s: record at offset %llu", path,
                  (unsigned long long)wal_reader_record_offset(r));
         bool apply = true;
-        if (lsm_rep_txn_id(rec, len, &id) && id < min_txn)
-            min_txn = id;
-        if ((s = lsm_rep_committed(t, rec, len, what, &apply)) != KURA_OK)
+        if ((s = lsm_rep_resolve(t, rec, len, what, &scratch, &apply, &res, &id)) != KURA_OK)
             break;
+        if (id && id < min_txn)
+            min_txn = id;
+        if (id > c->max_seq) /* a transaction's id is a sequence number too: never reused */
+            c->max_seq = id;
         c->skip = !apply;
-        if ((s = lsm_rep_iterate(rec, len, replay_entry, c, what)) != KURA_OK)
+        if ((s = lsm_rep_iterate(res, len, replay_entry, c, what)) != KURA_OK)
             break;
         /* an empty batch still consumed a sequence number */
-        if (lsm_rep_count(rec) == 0 && lsm_rep_seq(rec) > c->max_seq)
-            c->max_seq = lsm_rep_seq(rec);
-        uint32_t cnt = lsm_rep_count(rec);
-        uint64_t last = lsm_rep_seq(rec) + (cnt ? cnt - 1 : 0);
+        if (lsm_rep_count(res) == 0 && lsm_rep_seq(res) > c->max_seq)
+            c->max_seq = lsm_rep_seq(res);
+        uint32_t cnt = lsm_rep_count(res);
+        uint64_t last = lsm_rep_seq(res) + (cnt ? cnt - 1 : 0);
         if (last > seg_max)
             seg_max = last;
         end = wal_reader_end_offset(r);
         nrecs++;
     }
+    kbuf_free(&scratch);
     bool torn = s == KURA_E_NOT_FOUND && wal_reader_torn_at(r) >= 0;
     uint64_t size = 0;
     if (io_path_size(t->sh->io, path, &size) == KURA_OK)

@@ -86,54 +86,55 @@ static kura_status fail(lsm_tree *t, kura_status s)
     return s;
 }
 
-/* ---- Pieces in flight ------------------------------------------------------------------------ */
+/* ---- The commit hook's order ---------------------------------------------------------------- */
 
-static kura_status piece_begin(lsm_tree *t, uint64_t seq)
+/* hook_mu held: queues the slot of sequence `seq`, the highest so far (allocated under it). */
+static void hook_queue(lsm_tree *t, lsm_hook_slot *slot, uint64_t seq)
 {
-    kmutex_lock(&t->hook_mu);
-    if (t->nhook_wait == t->hook_wait_cap) {
-        size_t cap = t->hook_wait_cap ? 2 * t->hook_wait_cap : 8;
-        uint64_t *v = realloc(t->hook_wait, cap * sizeof *v);
-        if (!v) {
-            kmutex_unlock(&t->hook_mu);
-            return kura_err(KURA_E_NOMEM, "%s: out of memory", t->dir);
-        }
-        t->hook_wait = v;
-        t->hook_wait_cap = cap;
-    }
-    t->hook_wait[t->nhook_wait++] = seq; /* appended under the lead: in sequence order */
-    kmutex_unlock(&t->hook_mu);
-    kmutex_lock(&t->mu);
-    t->txn_inflight++;
-    kmutex_unlock(&t->mu);
-    return KURA_OK;
+    *slot = (lsm_hook_slot){.prev = t->hook_tail, .seq = seq, .queued = true};
+    if (t->hook_tail)
+        t->hook_tail->next = slot;
+    else
+        t->hook_head = slot;
+    t->hook_tail = slot;
 }
 
-void lsm_txn_end(lsm_tree *t, uint64_t seq)
+uint64_t lsm_hook_alloc(lsm_tree *t, uint64_t n, lsm_hook_slot *slot)
 {
     kmutex_lock(&t->hook_mu);
-    for (size_t i = 0; i < t->nhook_wait; i++)
-        if (t->hook_wait[i] == seq) {
-            memmove(&t->hook_wait[i], &t->hook_wait[i + 1],
-                    (t->nhook_wait - i - 1) * sizeof *t->hook_wait);
-            t->nhook_wait--;
-            break;
-        }
-    kcond_broadcast(&t->hook_cv);
+    uint64_t first = lsm_seq_alloc(t->sh, n);
+    hook_queue(t, slot, first);
     kmutex_unlock(&t->hook_mu);
-    kmutex_lock(&t->mu);
-    t->txn_inflight--;
-    kcond_broadcast(&t->bg_cv); /* a memtable switch may wait for it */
-    kmutex_unlock(&t->mu);
+    return first;
 }
 
-void lsm_hook_turn(lsm_tree *t, uint64_t seq)
+void lsm_hook_turn(lsm_tree *t, const lsm_hook_slot *slot)
 {
     kmutex_lock(&t->hook_mu);
-    while (t->nhook_wait > 0 && t->hook_wait[0] < seq)
+    while (t->hook_head != slot) /* every slot before it is an earlier write */
         kcond_wait(&t->hook_cv, &t->hook_mu);
     kmutex_unlock(&t->hook_mu);
 }
+
+void lsm_hook_done(lsm_tree *t, lsm_hook_slot *slot)
+{
+    if (!slot->queued)
+        return;
+    kmutex_lock(&t->hook_mu);
+    if (slot->prev)
+        slot->prev->next = slot->next;
+    else
+        t->hook_head = slot->next;
+    if (slot->next)
+        slot->next->prev = slot->prev;
+    else
+        t->hook_tail = slot->prev;
+    slot->queued = false;
+    kcond_broadcast(&t->hook_cv);
+    kmutex_unlock(&t->hook_mu);
+}
+
+/* ---- Pieces ------------------------------------------------------------------------------------ */
 
 kura_status lsm_txn_append(lsm_tree *t, const uint8_t *rep, size_t len, uint64_t *end_out)
 {
@@ -144,21 +145,17 @@ kura_status lsm_txn_append(lsm_tree *t, const uint8_t *rep, size_t len, uint64_t
         kmutex_unlock(&t->mu);
         return s;
     }
-    kura_status s = piece_begin(t, lsm_rep_seq(rep));
-    if (s != KURA_OK)
-        return s;
     const void *recs[1] = {rep};
     size_t lens[1] = {len};
-    s = wal_writer_addv(t->wal, recs, lens, 1);
+    kura_status s = wal_writer_addv(t->wal, recs, lens, 1);
     if (s == KURA_OK)
         s = io_crash_point(t->sh->io, "txn.after_prepare");
-    if (s != KURA_OK) {
-        lsm_txn_end(t, lsm_rep_seq(rep));
+    if (s != KURA_OK)
         return fail(t, s);
-    }
+    kmutex_lock(&t->mu);
+    t->txn_inflight++;
+    kmutex_unlock(&t->mu);
     *end_out = wal_writer_size(t->wal);
-    uint32_t n = lsm_rep_count(rep);
-    t->wal_last_seq = lsm_rep_seq(rep) + (n ? n - 1 : 0);
     uint64_t id;
     if (lsm_rep_txn_id(rep, len, &id)) {
         kmutex_lock(&t->wal_mu); /* lsm_min_txn reads it */
@@ -176,33 +173,76 @@ kura_status lsm_txn_sync(lsm_tree *t, uint64_t end)
     return s == KURA_OK ? KURA_OK : fail(t, s);
 }
 
-kura_status lsm_txn_apply(lsm_tree *t, const uint8_t *rep, size_t len)
+uint64_t lsm_txn_alloc(lsm_shared *sh, lsm_tree *const *parts, const uint64_t *offs,
+                       lsm_hook_slot *slots, size_t n, uint64_t total)
 {
+    /* under every participant's hook_mu, so that each queue stays in sequence order */
+    for (size_t i = 0; i < n; i++)
+        kmutex_lock(&parts[i]->hook_mu);
+    uint64_t first = lsm_seq_alloc(sh, total);
+    for (size_t i = 0; i < n; i++) {
+        slots[i] = (lsm_hook_slot){0};
+        if (__atomic_load_n(&parts[i]->hook, __ATOMIC_ACQUIRE))
+            hook_queue(parts[i], &slots[i], first + offs[i]);
+    }
+    for (size_t i = n; i-- > 0;)
+        kmutex_unlock(&parts[i]->hook_mu);
+    return first;
+}
+
+void lsm_txn_end(lsm_tree *t, lsm_hook_slot *slot)
+{
+    lsm_hook_done(t, slot);
+    kmutex_lock(&t->mu);
+    t->txn_inflight--;
+    kcond_broadcast(&t->bg_cv); /* a memtable switch may wait for it */
+    kmutex_unlock(&t->mu);
+}
+
+kura_status lsm_txn_apply(lsm_tree *t, const uint8_t *rep, size_t len, lsm_hook_slot *slot)
+{
+    uint32_t n = lsm_rep_count(rep);
+    uint64_t last = lsm_rep_seq(rep) + (n ? n - 1 : 0);
     kmutex_lock(&t->apply_mu);
     kura_status s = lsm_rep_iterate(rep, len, lsm_insert_entry, t->mem, t->dir);
+    if (last > t->wal_last_seq) /* the segment's highest, for WAL retention */
+        t->wal_last_seq = last;
     kmutex_unlock(&t->apply_mu);
     lsm_commit_fn hook = __atomic_load_n(&t->hook, __ATOMIC_ACQUIRE);
     if (s == KURA_OK && hook) {
-        lsm_hook_turn(t, lsm_rep_seq(rep));
+        if (slot->queued)
+            lsm_hook_turn(t, slot);
         s = hook(t->hook_arg, t, rep, len);
     }
-    lsm_txn_end(t, lsm_rep_seq(rep));
+    lsm_txn_end(t, slot);
     return s == KURA_OK ? KURA_OK : fail(t, s);
 }
 
-kura_status lsm_rep_committed(lsm_tree *t, const uint8_t *rep, size_t len, const char *what,
-                              bool *apply_out)
+kura_status lsm_rep_resolve(lsm_tree *t, const uint8_t *rep, size_t len, const char *what,
+                            kbuf *scratch, bool *apply_out, const uint8_t **rep_out,
+                            uint64_t *id_out)
 {
-    uint64_t id;
+    uint64_t id = 0, base = 0;
     *apply_out = true;
+    *rep_out = rep;
+    *id_out = 0;
     if (!lsm_rep_txn_id(rep, len, &id))
         return KURA_OK;
+    *id_out = id;
     lsm_shared *sh = t->sh;
     if (!sh->txn_committed)
         return kura_err(KURA_E_CORRUPTION, "%s: a transaction's piece (id %llu), but the database "
                                            "has no transaction log",
                         what, (unsigned long long)id);
-    return sh->txn_committed(sh->txn_arg, id, apply_out);
+    kura_status s = sh->txn_committed(sh->txn_arg, id, apply_out, &base);
+    if (s != KURA_OK || !*apply_out || base == 0)
+        return s; /* (base 0: a piece of the first format, its sequences its own) */
+    scratch->len = 0;
+    if (!kbuf_append(scratch, rep, len))
+        return kura_err(KURA_E_NOMEM, "%s: out of memory", what);
+    lsm_rep_set_seq(scratch->data, base + lsm_rep_seq(rep));
+    *rep_out = scratch->data;
+    return KURA_OK;
 }
 
 uint64_t lsm_min_txn(lsm_tree *t)

@@ -141,7 +141,12 @@ static kura_status commit_group(lsm_tree *t, wal_cq_waiter **group, size_t n)
     bool sync = false;
     for (size_t i = 0; i < n; i++)
         total += lsm_batch_count(group[i]->payload);
-    uint64_t first = lsm_seq_alloc(t->sh, total ? total : 1), seq = first;
+    uint64_t count = total ? total : 1;
+    /* with a commit hook, the group takes its place in the hook's order (lsm_txn.c) */
+    lsm_commit_fn hook = __atomic_load_n(&t->hook, __ATOMIC_ACQUIRE);
+    lsm_hook_slot slot = {0};
+    uint64_t first = hook ? lsm_hook_alloc(t, count, &slot) : lsm_seq_alloc(t->sh, count);
+    uint64_t seq = first;
     for (size_t i = 0; i < n; i++) {
         lsm_batch *b = group[i]->payload;
         lsm_rep_set_seq(b->rep.data, seq);
@@ -157,9 +162,9 @@ static kura_status commit_group(lsm_tree *t, wal_cq_waiter **group, size_t n)
         s = wal_writer_sync(t->wal);
     if (s == KURA_OK && sync)
         s = io_crash_point(t->sh->io, "wal.after_sync");
-    if (s == KURA_OK)
-        t->wal_last_seq = first + (total ? total : 1) - 1;
     kmutex_lock(&t->apply_mu); /* transactions apply their pieces outside the lead */
+    if (s == KURA_OK && first + count - 1 > t->wal_last_seq)
+        t->wal_last_seq = first + count - 1;
     for (size_t i = 0; i < n && s == KURA_OK; i++) {
         lsm_batch *b = group[i]->payload;
         s = lsm_rep_iterate(b->rep.data, b->rep.len, lsm_insert_entry, t->mem, t->dir);
@@ -167,16 +172,16 @@ static kura_status commit_group(lsm_tree *t, wal_cq_waiter **group, size_t n)
     kmutex_unlock(&t->apply_mu);
     /* the index layer sees the batches before anyone can read them (lsm.h), in sequence
      * order: after the transaction pieces before them */
-    lsm_commit_fn hook = __atomic_load_n(&t->hook, __ATOMIC_ACQUIRE);
     if (s == KURA_OK && hook)
-        lsm_hook_turn(t, first);
+        lsm_hook_turn(t, &slot);
     for (size_t i = 0; i < n && s == KURA_OK && hook; i++) {
         lsm_batch *b = group[i]->payload;
         if (lsm_batch_count(b) > 0)
             s = hook(t->hook_arg, t, b->rep.data, b->rep.len);
     }
+    lsm_hook_done(t, &slot);
     /* complete even on failure (a hole), so later sequences are not blocked forever */
-    lsm_seq_complete(t->sh, first, first + (total ? total : 1) - 1);
+    lsm_seq_complete(t->sh, first, first + count - 1);
     return s;
 }
 

@@ -72,9 +72,12 @@ typedef struct lsm_shared {
     size_t nsnaps, snaps_cap;
 
     /* Transactions (lsm_txn.c): whether the transaction `txn_id` committed, i.e. its commit
-     * record exists (engine/txn_log.c). Replays consult it for every transaction piece they
-     * find; set before any tree that may hold pieces is opened. NULL: a piece is corruption. */
-    kura_status (*txn_committed)(void *arg, uint64_t txn_id, bool *committed_out);
+     * record exists (engine/txn_log.c), and the first sequence of its range (*base_out; 0 for
+     * a record of the first format, whose pieces carry their own sequences). Replays consult
+     * it for every transaction piece they find; set before any tree that may hold pieces is
+     * opened. NULL: a piece is corruption. */
+    kura_status (*txn_committed)(void *arg, uint64_t txn_id, bool *committed_out,
+                                 uint64_t *base_out);
     /* Makes every commit record written so far durable (a relaxed transaction's is written
      * without a sync). A flush of tree t calls it before its tables replace WAL records: no
      * table may hold a piece whose commit record a crash could still lose. NULL: none. */

@@ -15,6 +15,7 @@
 
 #include "engine/db_int.h"
 #include "engine/txn.h"
+#include "util/coding.h"
 #include "util/io_fault.h"
 
 enum { NACC = 64, START = 1000, TRANSFERS = 1500 };
@@ -264,6 +265,63 @@ static void test_relaxed_flush_keeps_the_commit(void **state)
     test_rmrf(dir);
 }
 
+/* A database of the first format: pieces that carry their own sequences, commit records
+ * without a value. Such a transaction, left in the WALs by a crash, is replayed as it was
+ * written. The commit is done here by hand, as the first format's txn_commit did it. */
+static void test_first_format_replayed(void **state)
+{
+    (void)state;
+    char *dir = test_mkdtemp("txn_v1");
+    io_fault *f = io_fault_new(io_env_posix());
+    bank b;
+    assert_kura_ok(bank_open(dir, io_fault_env(f), &b));
+    init_accounts(&b);
+    const int ids[2] = {1, 2}; /* one in each tree */
+    const long vals[2] = {1200, 800};
+    lsm_tree *parts[2];
+    lsm_batch m[2];
+    lsm_txn_hold h[2];
+    uint64_t first = lsm_seq_alloc(&b.db->sh, 4), ends[2];
+    for (int j = 0; j < 2; j++) {
+        char k[16], v[32];
+        acct_key(ids[j], k);
+        snprintf(v, sizeof v, "%ld", vals[j]);
+        kura_tree *t = b.t[ids[j] % 2];
+        parts[j] = t->parts[kura_tree_partition_of(t, k, strlen(k))];
+        lsm_batch_init(&m[j]);
+        assert_kura_ok(lsm_batch_txn_marker(&m[j], first));
+        assert_kura_ok(lsm_batch_put(&m[j], k, strlen(k), v, strlen(v)));
+        lsm_rep_set_seq(m[j].rep.data, first + 2 * (uint64_t)j); /* absolute */
+        assert_kura_ok(lsm_txn_lead(parts[j], &h[j]));
+        assert_kura_ok(lsm_txn_append(parts[j], m[j].rep.data, m[j].rep.len, &ends[j]));
+        lsm_txn_release(parts[j], &h[j], KURA_OK);
+        assert_kura_ok(lsm_txn_sync(parts[j], ends[j]));
+    }
+    uint8_t key[9] = {'c'};
+    enc_fixed64_be(key + 1, first);
+    lsm_batch rec;
+    lsm_batch_init(&rec);
+    assert_kura_ok(lsm_batch_put(&rec, key, sizeof key, "", 0)); /* no value */
+    assert_kura_ok(lsm_write_nowait(b.db->txn->parts[0], &rec, true));
+    lsm_batch_free(&rec);
+    for (int j = 0; j < 2; j++) {
+        lsm_hook_slot none = {0};
+        lsm_txn_end(parts[j], &none); /* not applied: the crash comes first */
+        lsm_batch_free(&m[j]);
+    }
+    lsm_seq_complete(&b.db->sh, first, first + 3);
+    io_fault_crash_at_op(f, 1, IO_CRASH_FREEZE);
+    kura_close(b.db);
+    io_fault_power_loss(f, IO_LOSS_DROP, 1);
+    assert_kura_ok(bank_open(dir, io_fault_env(f), &b));
+    assert_int_equal(get_bal(&b, NULL, 1), 1200);
+    assert_int_equal(get_bal(&b, NULL, 2), 800);
+    assert_int_equal(total(&b, NULL), (long)NACC * START);
+    assert_kura_ok(kura_close(b.db));
+    io_fault_free(f);
+    test_rmrf(dir);
+}
+
 static void test_named_crash_points(void **state)
 {
     (void)state;
@@ -360,6 +418,7 @@ int main(void)
         cmocka_unit_test(test_transfers_keep_the_total),
         cmocka_unit_test(test_named_crash_points),
         cmocka_unit_test(test_relaxed_flush_keeps_the_commit),
+        cmocka_unit_test(test_first_format_replayed),
         cmocka_unit_test(test_every_cut_point),
         cmocka_unit_test(test_commit_records_collected),
     };

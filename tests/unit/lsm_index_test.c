@@ -230,26 +230,36 @@ static void sleep_ms(int ms)
 }
 
 /* A piece of transaction `first` for key k, appended under the lead and let go of. */
-static void piece_in_flight(fixture *f, lsm_tree *t, lsm_batch *p, const char *k, uint64_t *first,
-                            uint64_t *end)
+static void piece_in_flight(fixture *f, lsm_tree *t, lsm_batch *p, const char *k, uint64_t *end)
 {
     lsm_txn_hold hold;
     assert_kura_ok(lsm_txn_lead(t, &hold));
     lsm_batch_init(p);
-    *first = lsm_seq_alloc(&f->sh, 2);
-    assert_kura_ok(lsm_batch_txn_marker(p, *first));
+    uint64_t id = lsm_seq_alloc(&f->sh, 1);
+    lsm_seq_complete(&f->sh, id, id);
+    assert_kura_ok(lsm_batch_txn_marker(p, id));
     assert_kura_ok(lsm_batch_put(p, k, strlen(k), "1", 1));
-    lsm_rep_set_seq(p->rep.data, *first);
+    lsm_rep_set_seq(p->rep.data, 0);
     assert_kura_ok(lsm_txn_append(t, p->rep.data, p->rep.len, end));
     lsm_txn_release(t, &hold, KURA_OK);
 }
 
-static void piece_commit(fixture *f, lsm_tree *t, lsm_batch *p, uint64_t first, uint64_t end)
+/* Allocates its range (while the partition's writers go on), applies it. */
+static uint64_t piece_commit(fixture *f, lsm_tree *t, lsm_batch *p, uint64_t end,
+                             kthread *th, bg_write *w)
 {
     assert_kura_ok(lsm_txn_sync(t, end));
-    assert_kura_ok(lsm_txn_apply(t, p->rep.data, p->rep.len));
+    lsm_hook_slot slot;
+    uint64_t off = 0;
+    uint64_t first = lsm_txn_alloc(&f->sh, &t, &off, &slot, 1, 2);
+    if (w) /* a write after the range, its hook behind the piece's */
+        assert_true(kthread_start(th, bg_write_main, w));
+    sleep_ms(50); /* time enough for a broken order to show */
+    lsm_rep_set_seq(p->rep.data, first);
+    assert_kura_ok(lsm_txn_apply(t, p->rep.data, p->rep.len, &slot));
     lsm_seq_complete(&f->sh, first, first + 1);
     lsm_batch_free(p);
+    return first;
 }
 
 /* Appended and let go of, a piece holds back the hook for later writes of its partition (the
@@ -262,27 +272,23 @@ static void test_piece_in_flight(void **state)
     seen h = {0};
     lsm_set_commit_hook(t, hook, &h);
     lsm_batch p;
-    uint64_t first, end;
-
-    piece_in_flight(f, t, &p, "a", &first, &end);
-    bg_write put = {.t = t};
+    uint64_t end;
     kthread th;
-    assert_true(kthread_start(&th, bg_write_main, &put));
-    sleep_ms(50); /* time enough for a broken order to show */
-    size_t hooked_early = __atomic_load_n(&h.n, __ATOMIC_ACQUIRE);
-    piece_commit(f, t, &p, first, end);
+
+    piece_in_flight(f, t, &p, "a", &end);
+    bg_write put = {.t = t};
+    uint64_t first = piece_commit(f, t, &p, end, &th, &put);
     kthread_join(th);
-    assert_int_equal(hooked_early, 0);
     assert_int_equal(h.n, 2);
-    assert_int_equal(h.seqs[0], first);
+    assert_int_equal(h.seqs[0], first); /* the piece, then the later write */
     assert_true(h.seqs[1] > first);
 
-    piece_in_flight(f, t, &p, "c", &first, &end);
+    piece_in_flight(f, t, &p, "c", &end);
     bg_write flush = {.t = t, .flush = true};
     assert_true(kthread_start(&th, bg_write_main, &flush));
     sleep_ms(50);
     int flushed_early = __atomic_load_n(&flush.done, __ATOMIC_ACQUIRE);
-    piece_commit(f, t, &p, first, end);
+    piece_commit(f, t, &p, end, NULL, NULL);
     kthread_join(th);
     assert_int_equal(flushed_early, 0);
     check_value(t, "a", "1");
