@@ -79,8 +79,8 @@ struct lsm_tree {
     /* Transactions (lsm_txn.c). A piece is appended under the lead and applied after it, with
      * sequences allocated in between, so: txn_inflight (mu) counts pieces appended and not yet
      * applied or dropped, and no memtable switch happens while it is not 0 (a piece's WAL
-     * record and its entries stay in one segment and one memtable); hook_wait (hook_mu) holds,
-     * in ascending order, the first sequences of the writes allocated and not yet through the
+     * record and its entries stay in one segment and one memtable); the hook queue (hook_mu)
+     * holds, in ascending order, the slots of the writes allocated and not yet through the
      * commit hook, which sees the partition's writes in sequence order (lsm_hook_turn). */
     uint32_t txn_inflight;
     kmutex hook_mu;
@@ -89,9 +89,8 @@ struct lsm_tree {
 };
 
 /* The commit hook's order (lsm_txn.c). A writer of a partition with a hook allocates its
- * sequences with lsm_hook_alloc (which queues the first in hook_wait), waits with
- * lsm_hook_turn until no write before it waits for the hook, calls the hook, then
- * lsm_hook_done. */
+ * sequences with lsm_hook_alloc (which queues its slot), waits with lsm_hook_turn until no
+ * write before it waits for the hook, calls the hook, then lsm_hook_done. */
 uint64_t lsm_hook_alloc(lsm_tree *t, uint64_t n, lsm_hook_slot *slot);
 void lsm_hook_turn(lsm_tree *t, const lsm_hook_slot *slot);
 void lsm_hook_done(lsm_tree *t, lsm_hook_slot *slot);

@@ -1,7 +1,8 @@
 /*
- * lsm_txn.c - a partition's side of a transaction (lsm.h, "Transactions"): holding its write
- * leadership, appending a piece to its WAL, applying it, and deciding at replay whether a
- * piece found in a WAL belongs to a committed transaction.
+ * lsm_txn.c - a partition's side of a transaction (lsm.h, "Transactions"): taking its write
+ * leadership, appending a piece to its WAL, syncing and applying it after the lead, ordering
+ * the commit hook, and deciding at replay whether a piece found in a WAL belongs to a
+ * committed transaction and at which sequences.
  *
  * Leading. A transaction joins the partition's commit queue like any writer, with an empty
  * batch, until it is the queue's leader; it then takes a group of one (itself) and keeps the
@@ -11,11 +12,17 @@
  *
  * In flight. From its append to its apply (or its end, if the transaction fails) a piece is
  * counted in txn_inflight, which holds back memtable switches: its WAL record and its entries
- * land in the same segment and memtable, and its segment stays open for its sync. Its first
- * sequence waits in hook_wait, so the commit hook sees the partition's writes in sequence
- * order (the index layer's applied vectors and checkpoints rely on it): a later group's leader
- * waits for it before calling the hook (lsm_hook_turn), which happens only on a partition
- * with a hook (a table with indexes), and only as long as the transaction's syncs take.
+ * land in the same segment and memtable, and its segment stays open for its sync.
+ *
+ * The hook's order. On a partition with a commit hook (a table with indexes) every write
+ * takes a slot when it allocates its sequences (lsm_hook_alloc for a group, lsm_txn_alloc for
+ * the pieces of a transaction, under every participant's hook_mu, so each queue is sorted)
+ * and calls the hook when its slot is at the head (lsm_hook_turn): the index layer's applied
+ * vectors and checkpoints rely on sequence order. A group allocated after a transaction's
+ * range waits for that transaction's commit record.
+ *
+ * Replay. A piece's sequences are relative to its transaction's range; lsm_rep_resolve asks
+ * the transaction log whether it committed and where its range starts.
  */
 #include "engine/lsm/lsm_int.h"
 
@@ -134,7 +141,7 @@ void lsm_hook_done(lsm_tree *t, lsm_hook_slot *slot)
     kmutex_unlock(&t->hook_mu);
 }
 
-/* ---- Pieces ------------------------------------------------------------------------------------ */
+/* ---- Pieces ---------------------------------------------------------------------------------- */
 
 kura_status lsm_txn_append(lsm_tree *t, const uint8_t *rep, size_t len, uint64_t *end_out)
 {
