@@ -59,6 +59,7 @@ extern const api_op api_op_put_item, api_op_get_item, api_op_update_item,
 extern const api_op api_op_query, api_op_scan;                              /* req_query.c */
 extern const api_op api_op_batch_get_item, api_op_batch_write_item;         /* req_batch.c */
 extern const api_op api_op_transact_write_items, api_op_transact_get_items; /* req_transact.c */
+extern const api_op api_op_update_time_to_live, api_op_describe_time_to_live; /* req_ttl.c */
 
 /* ---- Attribute values (json_value.c) ---------------------------------------------------- */
 

@@ -45,6 +45,8 @@ static const api_op *const ops[] = {
     &api_op_batch_write_item,
     &api_op_transact_write_items,
     &api_op_transact_get_items,
+    &api_op_update_time_to_live,
+    &api_op_describe_time_to_live,
 };
 
 /* The error type of the last kura_execute() on this thread; NULL after a success. */

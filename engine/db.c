@@ -6,6 +6,7 @@
 #include "engine/txn.h"
 #include "engine/table.h"
 #include "engine/table_index.h"
+#include "engine/ttl.h"
 
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -112,6 +113,7 @@ static void *syncer_main(void *arg)
 
 static void db_free(kura_db *db)
 {
+    ttl_sweeper_join(db); /* an open that failed after starting it */
     tables_close_indexes(db); /* an open that failed after loading tables */
     tables_free(db);
     kcond_destroy(&db->tables_cv);
@@ -127,6 +129,7 @@ static void db_free(kura_db *db)
     kcond_destroy(&db->syncer_cv);
     kmutex_destroy(&db->mu);
     kmutex_destroy(&db->txn_mu);
+    kmutex_destroy(&db->ttl_sweep_mu);
     free(db->txn_ids);
     free(db->dir);
     free(db);
@@ -172,6 +175,8 @@ kura_status kura_open(const char *dir, const kura_options *opts, kura_db **db_ou
     db->io = io_env_or_default(o.io);
     kmutex_init(&db->mu);
     kmutex_init(&db->txn_mu);
+    kmutex_init(&db->ttl_sweep_mu);
+    atomic_init(&db->ttl_stop, false);
     kcond_init(&db->syncer_cv);
     kmutex_init(&db->tables_mu);
     kcond_init(&db->tables_cv);
@@ -201,7 +206,7 @@ kura_status kura_open(const char *dir, const kura_options *opts, kura_db **db_ou
     }
     /* the transaction log first: the trees' recovery asks it about transaction pieces */
     if ((s = txn_log_open(db)) != KURA_OK || (s = catalog_load(db)) != KURA_OK ||
-        (s = tables_load(db)) != KURA_OK)
+        (s = tables_load(db)) != KURA_OK || (s = ttl_sweeper_start(db)) != KURA_OK)
         goto fail;
     if (!kthread_start(&db->syncer, syncer_main, db)) {
         s = kura_err(KURA_E_NOMEM, "open %s: cannot start the WAL sync thread", dir);
@@ -225,6 +230,7 @@ kura_status kura_close(kura_db *db)
     kmutex_unlock(&db->mu);
     if (db->syncer_started)
         kthread_join(db->syncer);
+    ttl_sweeper_join(db); /* before the tables it sweeps close */
     table_counts_stop(db); /* before the trees they read close */
     tables_close_indexes(db); /* their last checkpoint, before the trees close */
     kura_status first = KURA_OK;

@@ -69,6 +69,13 @@ struct kura_db {
     uint64_t *txn_ids; /* the ids of the transactions committing now (txn_mu) */
     size_t ntxn_ids, txn_ids_cap;
 
+    /* the Time to Live sweeper (engine/ttl_sweep.c): its thread, woken by syncer_cv at close;
+     * ttl_sweep_mu serialises sweeps (the thread's and kura_ttl_sweep's) */
+    kthread ttl_thread;
+    bool ttl_started;
+    atomic_bool ttl_stop;
+    kmutex ttl_sweep_mu;
+
     kthread syncer;
     bool syncer_started;
     bool stopping;
@@ -108,6 +115,9 @@ kura_status tree_open_flags(kura_db *db, const char *name, const kura_tree_optio
  * (engine/lsm/batch.h): the item layer's write to a table with indexes. */
 kura_status tree_write_imaged(kura_tree *t, const void *key, size_t klen, const void *val,
                               size_t vlen, const void *old, size_t oldlen);
+/* Writes a batch whose keys all route to partition `part` with the database's durability
+ * (the TTL sweeper's deletes). */
+kura_status tree_write_part(kura_tree *t, uint32_t part, lsm_batch *b);
 /* An iterator like kura_iter_new's over partitions part_lo..part_hi (inclusive) only: Query
  * reads one partition, a Scan segment the partitions its hash range overlaps. */
 kura_status tree_iter_new(kura_tree *t, const kura_read_options *ro, uint32_t part_lo,

@@ -364,6 +364,7 @@ void table_free(kura_table *t)
     free(t->attr_defs);
     free(t->pk_name);
     free(t->sk_name);
+    free(t->ttl_attr);
     free(t->name);
     free(t);
 }

@@ -50,6 +50,12 @@ typedef struct kura_table {
     uint64_t rcu, wcu;
     double last_ppr;             /* LastUpdateToPayPerRequestDateTime, 0 = never */
     bool deletion_protection;
+    /* Time to Live (engine/ttl.c): the attribute named by the last UpdateTimeToLive (NULL if
+     * never), whether it is enabled, and when it last changed (seconds since the epoch, by
+     * kura_options.ttl_clock); read and written under db->tables_mu. */
+    char *ttl_attr;
+    bool ttl_enabled;
+    double ttl_changed;
     /* Secondary indexes, in the order of the request (docs/format/catalog.md, "Tables"). Set
      * at CreateTable; a GSI's rcu/wcu are what was provisioned (DescribeTable shows 0 while
      * the table is PAY_PER_REQUEST). Key attribute types come from attr_defs. */

@@ -10,6 +10,9 @@
  * Version 2 is version 1 followed by the secondary index definitions. A table that has never
  * had an index is still written as version 1, so that a kura from before indexes opens
  * databases whose tables have none; version 1 records load as tables without indexes.
+ *
+ * Version 3 is version 2 followed by the Time to Live section; a table that has never had
+ * UpdateTimeToLive is written as version 1 or 2 as before.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +22,7 @@
 #include "util/coding.h"
 #include "util/status.h"
 
-enum { DEF_VERSION_1 = 1, DEF_VERSION_INDEXES = 2 };
+enum { DEF_VERSION_1 = 1, DEF_VERSION_INDEXES = 2, DEF_VERSION_TTL = 3 };
 
 /* The codes the record stores for index statuses and projection types: fixed here, so that
  * the enums may change without changing the format. */
@@ -154,8 +157,10 @@ static bool put_index(kbuf *b, const idx_def *x)
 
 kura_status def_encode(const kura_table *t, kbuf *b)
 {
-    bool indexes = t->nlsi || t->ngsi || t->next_index_id > 1;
-    bool ok = kbuf_put_u8(b, indexes ? DEF_VERSION_INDEXES : DEF_VERSION_1) &&
+    bool ttl = t->ttl_attr != NULL;
+    bool indexes = ttl || t->nlsi || t->ngsi || t->next_index_id > 1;
+    uint8_t version = ttl ? DEF_VERSION_TTL : indexes ? DEF_VERSION_INDEXES : DEF_VERSION_1;
+    bool ok = kbuf_put_u8(b, version) &&
               kbuf_put_varint(b, t->id) &&
               put_double(b, t->created) && kbuf_put_varint(b, t->partitions) &&
               kbuf_put_u8(b, (uint8_t)t->billing) && kbuf_put_varint(b, t->rcu) &&
@@ -185,6 +190,9 @@ kura_status def_encode(const kura_table *t, kbuf *b)
             if (t->gsi[i].status != IDX_DELETED)
                 ok = put_index(b, &t->gsi[i]);
     }
+    if (ok && ttl)
+        ok = kbuf_put_u8(b, t->ttl_enabled) && put_str(b, t->ttl_attr) &&
+             put_double(b, t->ttl_changed);
     return ok ? KURA_OK : kura_err(KURA_E_NOMEM, "table %s: out of memory", t->name);
 }
 
@@ -332,7 +340,7 @@ kura_status def_decode(const uint8_t *p, size_t len, kura_table *t)
 {
     def_reader r = {p, p + len, false};
     uint8_t version = rd_u8(&r);
-    if (version != DEF_VERSION_1 && version != DEF_VERSION_INDEXES)
+    if (version != DEF_VERSION_1 && version != DEF_VERSION_INDEXES && version != DEF_VERSION_TTL)
         return kura_err(KURA_E_CORRUPTION, "sys: table definition of unknown version");
     t->id = rd_varint(&r);
     t->created = rd_double(&r);
@@ -362,8 +370,16 @@ kura_status def_decode(const uint8_t *p, size_t len, kura_table *t)
     if (rd_u8(&r))
         t->sk_name = rd_str(&r);
     t->next_index_id = 1;
-    if (version == DEF_VERSION_INDEXES)
+    if (version >= DEF_VERSION_INDEXES)
         rd_indexes(&r, t);
+    if (version == DEF_VERSION_TTL) {
+        uint8_t on = rd_u8(&r);
+        t->ttl_enabled = on == 1;
+        t->ttl_attr = rd_str(&r);
+        t->ttl_changed = rd_double(&r);
+        if (on > 1 || (t->ttl_attr && !t->ttl_attr[0]))
+            r.bad = true;
+    }
     if (r.bad || r.p != r.end || !t->pk_name)
         return kura_err(KURA_E_CORRUPTION, "sys: table definition of %zu bytes is malformed",
                         len);

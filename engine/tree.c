@@ -316,6 +316,11 @@ kura_status tree_write_imaged(kura_tree *t, const void *key, size_t klen, const 
     return lsm_write(t->parts[kura_tree_partition_of(t, key, klen)], b, want_sync(t, NULL));
 }
 
+kura_status tree_write_part(kura_tree *t, uint32_t part, lsm_batch *b)
+{
+    return lsm_write(t->parts[part], b, want_sync(t, NULL));
+}
+
 kura_status kura_delete(kura_tree *t, const kura_write_options *wo, const void *key, size_t klen)
 {
     kura_status s = check_key(t, klen);

@@ -117,6 +117,21 @@ typedef struct kura_options {
      * another request fails with KURA_E_IDEMPOTENT_MISMATCH. 0 (the default) = DynamoDB's 10
      * minutes. Tokens are durable (the transaction log). */
     uint32_t idempotency_window_ms;
+    /* Time to Live (docs/architecture.md, "Time to Live"). The sweeper deletes the expired
+     * items of every table with TTL enabled every ttl_sweep_interval_ms (0 = the default,
+     * 10 000: an item goes within about a minute of its expiry, as DynamoDB promises within
+     * days). ttl_change_interval_ms: a second UpdateTimeToLive of a table sooner than this
+     * after the last one fails as DynamoDB's does (0 = DynamoDB's one hour). ttl_transition_ms:
+     * how long DescribeTimeToLive shows ENABLING / DISABLING after a change (0 = 1000 ms; the
+     * sweeper deletes from the moment TTL is enabled and stops the moment it is disabled). */
+    uint32_t ttl_sweep_interval_ms;
+    uint32_t ttl_change_interval_ms;
+    uint32_t ttl_transition_ms;
+    /* The clock TTL compares expiry times with, in seconds since the epoch; NULL (the
+     * default) is the real time. Tests inject one; it is called from the sweeper thread and
+     * from kura_update_time_to_live / kura_describe_time_to_live, so it must be thread-safe. */
+    int64_t (*ttl_clock)(void *arg);
+    void *ttl_clock_arg;
 } kura_options;
 
 /* Fills *opts with the defaults above. */
@@ -623,6 +638,44 @@ kura_status kura_list_tables(kura_db *db, const char *exclusive_start_table_name
                              uint32_t limit, char ***names_out, size_t *count_out,
                              char **last_evaluated_out);
 void kura_free_strings(char **strs, size_t n);
+
+/* ---- Time to Live -------------------------------------------------------------------------- */
+
+/* UpdateTimeToLive's TimeToLiveSpecification. Borrowed for the call. */
+typedef struct kura_update_time_to_live_req {
+    const char *table_name;
+    bool enabled;
+    const char *attribute_name; /* 1..255 bytes; when disabling, the enabled attribute's name */
+} kura_update_time_to_live_req;
+
+/* DescribeTimeToLive's TimeToLiveDescription. `attribute_name` is owned (NULL when DISABLED):
+ * kura_time_to_live_description_free() frees it. */
+typedef struct kura_time_to_live_description {
+    const char *time_to_live_status; /* static: "ENABLING", "ENABLED", "DISABLING", "DISABLED" */
+    char *attribute_name;
+} kura_time_to_live_description;
+void kura_time_to_live_description_free(kura_time_to_live_description *d);
+
+/*
+ * UpdateTimeToLive. Enabling makes the sweeper delete the table's items whose attribute
+ * `attribute_name` is a Number of seconds since the epoch earlier than now (the
+ * kura_options.ttl_clock), and at most five years earlier; items without it, or with another
+ * type, stay. Disabling stops the deletions at once. The setting is durable (the table's
+ * definition). Expired items stay readable until the sweeper deletes them. Errors:
+ * KURA_E_INVALID (a missing or malformed name, "TimeToLive is already enabled",
+ * "TimeToLive is already disabled", "TimeToLive is active on a different AttributeName:
+ * current AttributeName is <name>", "Time to live has been modified multiple times within a
+ * fixed interval" within kura_options.ttl_change_interval_ms of the last change),
+ * KURA_E_RESOURCE_NOT_FOUND, storage errors.
+ */
+kura_status kura_update_time_to_live(kura_db *db, const kura_update_time_to_live_req *req);
+/* DescribeTimeToLive. KURA_E_INVALID (the name), KURA_E_RESOURCE_NOT_FOUND. */
+kura_status kura_describe_time_to_live(kura_db *db, const char *table_name,
+                                       kura_time_to_live_description *desc_out);
+/* Runs one sweep of every table with TTL enabled now, in the calling thread, as the
+ * background sweeper does every ttl_sweep_interval_ms; *deleted_out (may be NULL) is the
+ * number of items it deleted. Storage errors. */
+kura_status kura_ttl_sweep(kura_db *db, uint64_t *deleted_out);
 
 /* ---- Single-item operations --------------------------------------------------------------- */
 

@@ -4,6 +4,8 @@
  *   kura-server --data DIR | --in-memory  [--host 127.0.0.1] [--port 8000] [--sync|--relaxed]
  *               [--partitions N] [--threads N] [--auth ACCESS_KEY:SECRET] [--idle-ms N]
  *               [--gsi-read-wait[=MS]] [--item-collection-limit BYTES]
+ *               [--ttl-sweep-ms MS] [--ttl-change-interval-ms MS] [--ttl-transition-ms MS]
+ *               [--ttl-clock-offset SECONDS]
  *
  * Lifecycle: SIGINT, SIGTERM and SIGHUP are blocked in every thread before any is created, then
  *   open the database -> start the HTTP daemon -> print "kura-server listening on
@@ -25,6 +27,10 @@
  * --item-collection-limit sets kura_options.item_collection_limit_bytes: the size past which
  * a write to an item collection of a table with an LSI is refused with
  * ItemCollectionSizeLimitExceededException (default DynamoDB's 10 GB; a few KB for tests).
+ * The --ttl-* options set Time to Live's kura_options (docs/architecture.md, "Time to Live"):
+ * the sweep interval, the least time between two UpdateTimeToLive of a table (DynamoDB's
+ * hour), how long ENABLING / DISABLING show; --ttl-clock-offset moves the clock TTL compares
+ * expiry times with by that many seconds (it may be negative), so tests can expire items.
  */
 #include <errno.h>
 #include <limits.h>
@@ -36,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
@@ -99,6 +106,8 @@ typedef struct srv_options {
     uint32_t partitions;
     unsigned idle_ms; /* 0: never release memory when idle */
     uint64_t collection_limit; /* --item-collection-limit, 0: DynamoDB's 10 GB */
+    unsigned ttl_sweep_ms, ttl_change_ms, ttl_transition_ms; /* --ttl-*, 0: the defaults */
+    int64_t ttl_clock_offset; /* --ttl-clock-offset, seconds */
     char *auth_key, *auth_secret; /* --auth, malloc'ed */
     srv_config cfg;
 } srv_options;
@@ -110,7 +119,9 @@ static void usage(const char *msg)
             "usage: kura-server --data DIR | --in-memory [--host 127.0.0.1] [--port 8000]\n"
             "                   [--sync | --relaxed] [--partitions N] [--threads N]\n"
             "                   [--auth ACCESS_KEY:SECRET] [--idle-ms N] [--gsi-read-wait[=MS]]\n"
-            "                   [--item-collection-limit BYTES]\n"
+            "                   [--item-collection-limit BYTES] [--ttl-sweep-ms MS]\n"
+            "                   [--ttl-change-interval-ms MS] [--ttl-transition-ms MS]\n"
+            "                   [--ttl-clock-offset SECONDS]\n"
             "  --gsi-read-wait[=MS]  a Query or Scan with IndexName first waits (at most MS,\n"
             "                        default %u) until the index has applied every write\n"
             "                        acknowledged before it: read-your-writes on GSIs for\n"
@@ -118,6 +129,11 @@ static void usage(const char *msg)
             "  --item-collection-limit BYTES  the largest item collection (one partition key\n"
             "                        value with its LSI entries) of a table with an LSI;\n"
             "                        default 10 GB as DynamoDB\n"
+            "  --ttl-sweep-ms MS     how often expired items are deleted (default 10000)\n"
+            "  --ttl-change-interval-ms MS  least time between two UpdateTimeToLive of a\n"
+            "                        table (default one hour, as DynamoDB)\n"
+            "  --ttl-transition-ms MS  how long ENABLING/DISABLING show (default 1000)\n"
+            "  --ttl-clock-offset SECONDS  moves TTL's clock (tests)\n"
             "  kura's own endpoints: GET /kura/indexes (every index's lag), POST\n"
             "  /kura/index-wait {\"TableName\",\"IndexName\"?,\"TimeoutMillis\"?} (docs/server.md)\n",
             IXADM_DEFAULT_WAIT_MS);
@@ -145,6 +161,19 @@ static uint64_t parse_u64(const char *opt, const char *s)
         exit(EXIT_USAGE);
     }
     return (uint64_t)v;
+}
+
+/* A whole number of seconds, possibly negative (--ttl-clock-offset). */
+static int64_t parse_offset(const char *opt, const char *s)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (!*s || *end || errno) {
+        fprintf(stderr, "kura-server: %s takes a number of seconds, not '%s'\n", opt, s);
+        exit(EXIT_USAGE);
+    }
+    return (int64_t)v;
 }
 
 /* KEY:SECRET. The secret is copied and blanked in argv, so that ps and /proc/PID/cmdline
@@ -217,12 +246,26 @@ static void parse_args(int argc, char **argv, srv_options *o, long cores)
             o->idle_ms = parse_uint(a, v, 0, 86400000);
         else if (strcmp(a, "--item-collection-limit") == 0)
             o->collection_limit = parse_u64(a, v);
+        else if (strcmp(a, "--ttl-sweep-ms") == 0)
+            o->ttl_sweep_ms = parse_uint(a, v, 1, 86400000);
+        else if (strcmp(a, "--ttl-change-interval-ms") == 0)
+            o->ttl_change_ms = parse_uint(a, v, 1, 86400000);
+        else if (strcmp(a, "--ttl-transition-ms") == 0)
+            o->ttl_transition_ms = parse_uint(a, v, 1, 86400000);
+        else if (strcmp(a, "--ttl-clock-offset") == 0)
+            o->ttl_clock_offset = parse_offset(a, v);
         else {
             fprintf(stderr, "kura-server: unknown option: %s\n", a);
             usage(NULL);
         }
     }
     if (!o->data == !o->in_memory) usage("give exactly one of --data DIR and --in-memory");
+}
+
+/* --ttl-clock-offset: the real time moved by the offset. */
+static int64_t offset_clock(void *arg)
+{
+    return (int64_t)time(NULL) + *(const int64_t *)arg;
 }
 
 static kura_status open_db(srv_options *o, const char *dir, kura_db **db_out)
@@ -236,6 +279,13 @@ static kura_status open_db(srv_options *o, const char *dir, kura_db **db_out)
     o->cfg.sync_writers = opts.durability == KURA_SYNC ? SRV_SYNC_WRITERS : 0;
     if (o->partitions) opts.default_partitions = o->partitions;
     opts.item_collection_limit_bytes = o->collection_limit;
+    opts.ttl_sweep_interval_ms = o->ttl_sweep_ms;
+    opts.ttl_change_interval_ms = o->ttl_change_ms;
+    opts.ttl_transition_ms = o->ttl_transition_ms;
+    if (o->ttl_clock_offset) {
+        opts.ttl_clock = offset_clock;
+        opts.ttl_clock_arg = &o->ttl_clock_offset;
+    }
     return kura_open(dir, &opts, db_out);
 }
 

@@ -22,7 +22,13 @@
  *       Waits until INDEX (every index of TABLE when INDEX is absent, "" or "-") has applied
  *       every write committed before the call, at most TIMEOUT_MS (default 10000); prints {}.
  *
- * Both also exist as pseudo-operations of exec and pipe, outside DynamoDB's names:
+ *   kura --data DIR ttl-sweep
+ *       Runs one Time to Live sweep now (kura_ttl_sweep: deletes the expired items of every
+ *       table with TTL enabled, which kura-server's sweeper thread does periodically) and
+ *       prints {"Deleted":N}. UpdateTimeToLive and DescribeTimeToLive are DynamoDB
+ *       operations of exec and pipe.
+ *
+ * index-stats and index-wait also exist as pseudo-operations of exec and pipe, outside DynamoDB's names:
  * KuraIndexWait {"TableName","IndexName"?,"TimeoutMillis"?} (the differential test makes
  * GSIs catch up between its writes and reads with it) and KuraIndexStats
  * {"TableName"?,"IndexName"?}. index-stats and index-wait exit as exec does.
@@ -49,6 +55,7 @@ static void usage(void)
             "       kura --data DIR [--partitions N] [--relaxed] pipe\n"
             "       kura --data DIR index-stats [TABLE [INDEX]]\n"
             "       kura --data DIR index-wait TABLE [INDEX|-] [TIMEOUT_MS]\n"
+            "       kura --data DIR ttl-sweep\n"
             "exec reads the request (DynamoDB JSON) from stdin; pipe reads lines\n"
             "\"<Operation> <json>\" and answers \"<0|1> <json>\" per line. Besides DynamoDB's\n"
             "operations both take KuraIndexWait {\"TableName\",\"IndexName\"?,\"TimeoutMillis\"?}\n"
@@ -158,6 +165,18 @@ static int cmd_index_wait(kura_db *db, const char *table, const char *index, uin
     return print_answer(rc, &a);
 }
 
+static int cmd_ttl_sweep(kura_db *db)
+{
+    uint64_t n;
+    kura_status s = kura_ttl_sweep(db, &n);
+    if (s != KURA_OK) {
+        fprintf(stderr, "kura: ttl-sweep: %s: %s\n", kura_status_str(s), kura_last_error());
+        return EXIT_DB;
+    }
+    printf("{\"Deleted\":%llu}\n", (unsigned long long)n);
+    return 0;
+}
+
 static int cmd_pipe(kura_db *db)
 {
     char *line = NULL;
@@ -214,7 +233,8 @@ int main(int argc, char **argv)
     bool pipe = nargs == 0 && strcmp(cmd, "pipe") == 0;
     bool stats = nargs <= 2 && strcmp(cmd, "index-stats") == 0;
     bool wait = nargs >= 1 && nargs <= 3 && strcmp(cmd, "index-wait") == 0;
-    if (!dir || (!exec && !pipe && !stats && !wait)) usage();
+    bool sweep = nargs == 0 && strcmp(cmd, "ttl-sweep") == 0;
+    if (!dir || (!exec && !pipe && !stats && !wait && !sweep)) usage();
     uint64_t timeout_ms = IXADM_DEFAULT_WAIT_MS;
     if (wait && nargs == 3) {
         char *end;
@@ -235,6 +255,7 @@ int main(int argc, char **argv)
     }
     int rc = exec    ? cmd_exec(db, argv[i + 1])
              : pipe  ? cmd_pipe(db)
+             : sweep ? cmd_ttl_sweep(db)
              : stats ? cmd_index_stats(db, nargs > 0 ? argv[i + 1] : NULL,
                                        nargs > 1 ? argv[i + 2] : NULL)
                      : cmd_index_wait(db, argv[i + 1], nargs > 1 ? argv[i + 2] : NULL, timeout_ms);

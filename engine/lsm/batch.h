@@ -28,6 +28,7 @@ enum {
     BATCH_HEADER = 12,
     LSM_BATCH_IMAGE = 0x10, /* entry type: an old image, skipped when applied */
     LSM_BATCH_TXN = 0x11,   /* entry type: the first entry of a transaction's piece */
+    LSM_BATCH_SERVICE = 0x12, /* entry type: the first entry of a batch the service wrote */
 };
 
 
@@ -73,6 +74,18 @@ static inline uint32_t lsm_rep_count(const uint8_t *rep)
 kura_status lsm_batch_txn_marker(lsm_batch *b, uint64_t txn_id);
 /* Whether rep (a batch) is a transaction's piece; its id in *txn_id_out. */
 bool lsm_rep_txn_id(const uint8_t *rep, size_t len, uint64_t *txn_id_out);
+
+/*
+ * A batch that kura wrote on its own behalf rather than a caller's (today: the Time to Live
+ * sweeper's deletes, engine/ttl_sweep.c) starts with an entry of type LSM_BATCH_SERVICE, no
+ * value, whose key names the cause ("ttl"). It takes a sequence number but is never applied,
+ * like an image; the change stream turns it into DynamoDB's userIdentity {"type": "Service",
+ * "principalId": "dynamodb.amazonaws.com"} on the batch's records (docs/format/wal.md).
+ */
+kura_status lsm_batch_service_marker(lsm_batch *b, const char *cause);
+/* The cause of a service batch (pointing into rep, not NUL-terminated) or false. */
+bool lsm_rep_service(const uint8_t *rep, size_t len, const uint8_t **cause_out,
+                     size_t *cause_len_out);
 
 /* Walks the entries of a batch representation (e.g. one read back from the WAL), calling fn
  * for each with its sequence number (image entries too: appliers skip them). Stops at the first non-OK return of fn and returns it.

@@ -1,0 +1,66 @@
+/*
+ * req_ttl.c - This file contains the Time to Live operations of the JSON API:
+ * UpdateTimeToLive ({"TableName", "TimeToLiveSpecification": {"Enabled", "AttributeName"}},
+ * answered with the specification) and DescribeTimeToLive ({"TableName"}, answered with
+ * {"TimeToLiveDescription": {"TimeToLiveStatus"[, "AttributeName"]}}). The engine
+ * (engine/ttl.c) makes DynamoDB's checks of the setting; the schema makes the model's.
+ */
+#include <string.h>
+
+#include "api/api_int.h"
+
+#define F_TABLE_NAME_REQ                                                                           \
+    {                                                                                              \
+        .name = "TableName", .type = AT_STRING, .flags = AF_REQUIRED | AF_TABLE_NAME | AF_NAME     \
+    }
+
+static const api_field spec_fields[] = {
+    {.name = "Enabled", .type = AT_BOOLEAN, .flags = AF_NOT_NULL},
+    {.name = "AttributeName", .type = AT_STRING, .flags = AF_NOT_NULL, .min_len = 1,
+     .max_len = 255},
+    API_F_END,
+};
+
+static const api_field update_schema[] = {
+    F_TABLE_NAME_REQ,
+    {.name = "TimeToLiveSpecification", .type = AT_FSTRUCT, .flags = AF_NOT_NULL,
+     .subtype = "TimeToLiveSpecification", .fields = spec_fields},
+    API_F_END,
+};
+
+static kura_status run_update(api_call *c)
+{
+    const jd_t *spec = jd_object_get(c->req, "TimeToLiveSpecification");
+    kura_update_time_to_live_req req = {
+        .table_name = api_str(c->req, "TableName"),
+        .enabled = api_bool(spec, "Enabled", false),
+        .attribute_name = api_str(spec, "AttributeName"),
+    };
+    kura_status s = kura_update_time_to_live(c->db, &req);
+    if (s != KURA_OK) return api_engine(s);
+    jd_t *o = jd_object(c->doc);
+    if (!o || jd_object_set(o, "Enabled", req.enabled ? jd_true(c->doc) : jd_false(c->doc)) != 0 ||
+        jd_object_set(o, "AttributeName", jd_string(c->doc, req.attribute_name)) != 0)
+        return API_NOMEM();
+    return api_out_json(c, "TimeToLiveSpecification", o);
+}
+
+static const api_field describe_schema[] = {F_TABLE_NAME_REQ, API_F_END};
+
+static kura_status run_describe(api_call *c)
+{
+    kura_time_to_live_description d;
+    kura_status s = kura_describe_time_to_live(c->db, api_str(c->req, "TableName"), &d);
+    if (s != KURA_OK) return api_engine(s);
+    jd_t *o = jd_object(c->doc);
+    if (!o || jd_object_set(o, "TimeToLiveStatus", jd_string(c->doc, d.time_to_live_status)) != 0 ||
+        (d.attribute_name &&
+         jd_object_set(o, "AttributeName", jd_string(c->doc, d.attribute_name)) != 0))
+        o = NULL;
+    kura_time_to_live_description_free(&d);
+    if (!o) return API_NOMEM();
+    return api_out_json(c, "TimeToLiveDescription", o);
+}
+
+const api_op api_op_update_time_to_live = {"UpdateTimeToLive", update_schema, run_update};
+const api_op api_op_describe_time_to_live = {"DescribeTimeToLive", describe_schema, run_describe};
