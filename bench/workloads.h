@@ -64,6 +64,9 @@ typedef enum bench_wl_kind {
     BENCH_WL_TXN_MIX_SOLO,
     BENCH_WL_TXN_MIX_TXN,
     BENCH_WL_TXN_HOT,
+    BENCH_WL_TTL_SWEEP,     /* the Time to Live workloads run with the transaction ones */
+    BENCH_WL_TTL_PUT_SOLO,
+    BENCH_WL_TTL_PUT_SWEEP,
 } bench_wl_kind;
 
 static inline bool bench_wl_is_item(int kind)

@@ -125,6 +125,10 @@ typedef struct kura_options {
      * how long DescribeTimeToLive shows ENABLING / DISABLING after a change (0 = 1000 ms; the
      * sweeper deletes from the moment TTL is enabled and stops the moment it is disabled). */
     uint32_t ttl_sweep_interval_ms;
+    /* The share of its time a sweep works (1..100 percent; 0 = the default, 50): after each
+     * chunk of deletes it sleeps for the rest, leaving the CPU to foreground work. 100 sweeps
+     * flat out. */
+    uint32_t ttl_sweep_duty_percent;
     uint32_t ttl_change_interval_ms;
     uint32_t ttl_transition_ms;
     /* The clock TTL compares expiry times with, in seconds since the epoch; NULL (the

@@ -9,18 +9,20 @@
 #   scripts/bench.sh --engines=rocksdb,leveldb    peers only
 #   SUITE=index scripts/bench.sh                  the secondary-index workloads (~5 min)
 #   SUITE=txn scripts/bench.sh                    the transaction workloads (~3 min)
+#   SUITE=ttl scripts/bench.sh                    the Time to Live workloads (~1 min)
 # Environment:
 #   SUITE      core (default): the storage-core comparison; index: the secondary-index
 #              workloads on kura-capi (bench/index/index.h, docs/BENCHMARKS.md "Secondary
 #              indexes"), 3 rounds; txn: the transaction workloads on kura-capi
-#              (bench/txn/txn.h, docs/BENCHMARKS.md "Transactions"), 3 rounds
+#              (bench/txn/txn.h, docs/BENCHMARKS.md "Transactions"), 3 rounds; ttl: the
+#              Time to Live workloads (bench/txn/ttl.c, docs/BENCHMARKS.md "Time to Live")
 #   BUILD_DIR  the CMake build directory (default: build). It must be a Release build
 #              without sanitizers; a missing one is configured as such.
 #   BENCH_DIR  where the databases are made (default: $BUILD_DIR/bench/data). Use a real
 #              disk file system, not tmpfs: fillsync and recover measure the disk.
 #
 # Writes $BUILD_DIR/bench/bench-<UTC time>.{txt,json} (SUITE=index: index-<UTC time>,
-# SUITE=txn: txn-<UTC time>) and
+# SUITE=txn: txn-<UTC time>, SUITE=ttl: ttl-<UTC time>) and
 # points latest.{txt,json} at them.
 # Exit status: kura-bench's (0 all runs succeeded, 1 some run failed, 2 bad flags).
 set -euo pipefail
@@ -80,7 +82,13 @@ txn)
               --workloads=pairs_put,pairs_txn,batch25_sync,txn25_sync,batch25,txn25,put_solo_sync,put_mixed_sync,put_solo,put_mixed,txn_hot
               --num=100000 --sync-num=20000 --threads=8 --txn-seconds=5 --repeat=3
               --partitions=4 --memtable-mb=64 --cache-mb=32 --seed=301) ;;
-*) echo "bench.sh: SUITE is core, index or txn, not '$SUITE'" >&2; exit 2 ;;
+ttl)
+    base=$out/ttl-$stamp
+    standard=(--engines=kura-capi
+              --workloads=ttl_sweep,ttl_sweep_sync,ttl_put_solo,ttl_put_sweep
+              --num=500000 --threads=2 --txn-seconds=5 --repeat=3
+              --partitions=4 --memtable-mb=64 --cache-mb=32 --seed=301) ;;
+*) echo "bench.sh: SUITE is core, index or txn or ttl, not '$SUITE'" >&2; exit 2 ;;
 esac
 set +e
 "$build/bin/kura-bench" "${standard[@]}" --dir="$data" --json="$base.json" "$@" \

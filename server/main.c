@@ -4,7 +4,8 @@
  *   kura-server --data DIR | --in-memory  [--host 127.0.0.1] [--port 8000] [--sync|--relaxed]
  *               [--partitions N] [--threads N] [--auth ACCESS_KEY:SECRET] [--idle-ms N]
  *               [--gsi-read-wait[=MS]] [--item-collection-limit BYTES]
- *               [--ttl-sweep-ms MS] [--ttl-change-interval-ms MS] [--ttl-transition-ms MS]
+ *               [--ttl-sweep-ms MS] [--ttl-sweep-duty PCT] [--ttl-change-interval-ms MS]
+ *               [--ttl-transition-ms MS]
  *               [--ttl-clock-offset SECONDS]
  *
  * Lifecycle: SIGINT, SIGTERM and SIGHUP are blocked in every thread before any is created, then
@@ -28,7 +29,7 @@
  * a write to an item collection of a table with an LSI is refused with
  * ItemCollectionSizeLimitExceededException (default DynamoDB's 10 GB; a few KB for tests).
  * The --ttl-* options set Time to Live's kura_options (docs/architecture.md, "Time to Live"):
- * the sweep interval, the least time between two UpdateTimeToLive of a table (DynamoDB's
+ * the sweep interval, the share of its time a sweep works, the least time between two UpdateTimeToLive of a table (DynamoDB's
  * hour), how long ENABLING / DISABLING show; --ttl-clock-offset moves the clock TTL compares
  * expiry times with by that many seconds (it may be negative), so tests can expire items.
  */
@@ -106,7 +107,7 @@ typedef struct srv_options {
     uint32_t partitions;
     unsigned idle_ms; /* 0: never release memory when idle */
     uint64_t collection_limit; /* --item-collection-limit, 0: DynamoDB's 10 GB */
-    unsigned ttl_sweep_ms, ttl_change_ms, ttl_transition_ms; /* --ttl-*, 0: the defaults */
+    unsigned ttl_sweep_ms, ttl_duty, ttl_change_ms, ttl_transition_ms; /* --ttl-*, 0: defaults */
     int64_t ttl_clock_offset; /* --ttl-clock-offset, seconds */
     char *auth_key, *auth_secret; /* --auth, malloc'ed */
     srv_config cfg;
@@ -120,6 +121,7 @@ static void usage(const char *msg)
             "                   [--sync | --relaxed] [--partitions N] [--threads N]\n"
             "                   [--auth ACCESS_KEY:SECRET] [--idle-ms N] [--gsi-read-wait[=MS]]\n"
             "                   [--item-collection-limit BYTES] [--ttl-sweep-ms MS]\n"
+            "                   [--ttl-sweep-duty PCT]\n"
             "                   [--ttl-change-interval-ms MS] [--ttl-transition-ms MS]\n"
             "                   [--ttl-clock-offset SECONDS]\n"
             "  --gsi-read-wait[=MS]  a Query or Scan with IndexName first waits (at most MS,\n"
@@ -130,6 +132,7 @@ static void usage(const char *msg)
             "                        value with its LSI entries) of a table with an LSI;\n"
             "                        default 10 GB as DynamoDB\n"
             "  --ttl-sweep-ms MS     how often expired items are deleted (default 10000)\n"
+            "  --ttl-sweep-duty PCT  the share of its time a sweep works (default 50)\n"
             "  --ttl-change-interval-ms MS  least time between two UpdateTimeToLive of a\n"
             "                        table (default one hour, as DynamoDB)\n"
             "  --ttl-transition-ms MS  how long ENABLING/DISABLING show (default 1000)\n"
@@ -248,6 +251,8 @@ static void parse_args(int argc, char **argv, srv_options *o, long cores)
             o->collection_limit = parse_u64(a, v);
         else if (strcmp(a, "--ttl-sweep-ms") == 0)
             o->ttl_sweep_ms = parse_uint(a, v, 1, 86400000);
+        else if (strcmp(a, "--ttl-sweep-duty") == 0)
+            o->ttl_duty = parse_uint(a, v, 1, 100);
         else if (strcmp(a, "--ttl-change-interval-ms") == 0)
             o->ttl_change_ms = parse_uint(a, v, 1, 86400000);
         else if (strcmp(a, "--ttl-transition-ms") == 0)
@@ -280,6 +285,7 @@ static kura_status open_db(srv_options *o, const char *dir, kura_db **db_out)
     if (o->partitions) opts.default_partitions = o->partitions;
     opts.item_collection_limit_bytes = o->collection_limit;
     opts.ttl_sweep_interval_ms = o->ttl_sweep_ms;
+    opts.ttl_sweep_duty_percent = o->ttl_duty;
     opts.ttl_change_interval_ms = o->ttl_change_ms;
     opts.ttl_transition_ms = o->ttl_transition_ms;
     if (o->ttl_clock_offset) {

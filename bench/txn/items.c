@@ -41,6 +41,7 @@ static kura_status btx_open(const char *dir, const bench_config *cfg, bool sync,
     ko.block_cache_bytes = (size_t)cfg->cache_mb << 20;
     ko.default_partitions = cfg->partitions;
     ko.io = btx_io_env(io);
+    ko.ttl_sweep_interval_ms = 3600000; /* the TTL workloads sweep on demand (ttl.c) */
     kura_status s = kura_open(dir, &ko, db_out);
     return s == KURA_OK ? s : btx_fail(s, "open");
 }
@@ -368,6 +369,13 @@ kura_status bench_txn_run(const bench_workload *wl, const bench_config *cfg, uin
             break;
         case BENCH_WL_TXN_HOT:
             s = btx_run_hot(&c, &run);
+            break;
+        case BENCH_WL_TTL_SWEEP:
+            s = btx_run_ttl_sweep(&c, &run);
+            break;
+        case BENCH_WL_TTL_PUT_SOLO:
+        case BENCH_WL_TTL_PUT_SWEEP:
+            s = btx_run_ttl_put(&c, wl->kind == BENCH_WL_TTL_PUT_SWEEP, &run);
             break;
         default:
             s = kura_err(KURA_E_INVALID, "%s is not a transaction workload", wl->name);

@@ -52,6 +52,10 @@
  *                 cancellations by reason, the longest transaction, the share of the pairs
  *                 that spanned two partitions
  *
+ *   ttl_sweep, ttl_sweep_sync, ttl_put_solo, ttl_put_sweep  Time to Live (bench/txn/ttl.c):
+ *                 one kura_ttl_sweep of --num expired items, alone and beside --threads/2
+ *                 PutItem threads, against the same PutItems without a sweep
+ *
  * What they check: every item written is there (the per-partition counts above; pairs_*,
  * *25*: a sample of pairs or batches read back with TransactGetItems, attribute by
  * attribute); txn_hot: every TransactGetItems snapshot and the end hold the total 100 x

@@ -150,11 +150,14 @@ void btx_hist_report(btx_worker *ws, uint32_t n, bench_run *run);
 /* Sleeps for ms milliseconds. */
 void btx_sleep_ms(uint64_t ms);
 
-/* ---- The workloads (pairs.c, batch.c, mixed.c, hot.c) ----------------------------------------
+/* ---- The workloads (pairs.c, batch.c, mixed.c, hot.c, ttl.c) ----------------------------------------
  * Each with the contract of bench_txn_run; the table exists, the database is open. */
 kura_status btx_run_pairs(btx_ctx *c, bool txn, bench_run *run);
 kura_status btx_run_batch(btx_ctx *c, bool txn, bench_run *run);
 kura_status btx_run_mixed(btx_ctx *c, bool txn, bench_run *run);
 kura_status btx_run_hot(btx_ctx *c, bench_run *run);
+/* ttl.c: ttl_sweep[_sync]; ttl_put_solo (sweeping false) and ttl_put_sweep. */
+kura_status btx_run_ttl_sweep(btx_ctx *c, bench_run *run);
+kura_status btx_run_ttl_put(btx_ctx *c, bool sweeping, bench_run *run);
 
 #endif
