@@ -59,7 +59,7 @@ const bench_workload bench_workloads[] = {
     {"put_mixed", BENCH_WL_TXN_MIX_TXN, true, false, true, "the same beside 2-item txns", 0},
     {"txn_hot", BENCH_WL_TXN_HOT, true, true, true, "txns moving n among 100 hot items", 0},
     {"ttl_sweep", BENCH_WL_TTL_SWEEP, true, false, false, "one TTL sweep of --num expired items", 0},
-    {"ttl_sweep_sync", BENCH_WL_TTL_SWEEP, true, true, false, "the same, sync", 0},
+    {"ttl_sweep_sync", BENCH_WL_TTL_SWEEP, true, true, false, "the same, --sync-num, sync", 0},
     {"ttl_put_solo", BENCH_WL_TTL_PUT_SOLO, true, false, true, "PutItems, threads/2, no sweep", 0},
     {"ttl_put_sweep", BENCH_WL_TTL_PUT_SWEEP, true, false, true, "the same during a TTL sweep", 0},
 };

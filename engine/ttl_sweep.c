@@ -38,7 +38,12 @@
 #include "engine/table_int.h"
 #include "util/status.h"
 
-enum { SWEEP_CHUNK = 64, SWEEP_DEFAULT_INTERVAL_MS = 10000, SWEEP_DEFAULT_DUTY = 50 };
+enum {
+    SWEEP_CHUNK = 64,
+    SWEEP_WALK_CHECK = 4096, /* items walked between two looks at the stop conditions */
+    SWEEP_DEFAULT_INTERVAL_MS = 10000,
+    SWEEP_DEFAULT_DUTY = 50,
+};
 
 /* The candidates of one chunk: keys back to back in `keys`, with their expiry values. */
 typedef struct sweep_chunk {
@@ -173,7 +178,12 @@ static kura_status sweep_part(kura_db *db, kura_table *t, uint32_t part, const c
         return s;
     size_t alen = strlen(attr);
     kura_value item = {0};
+    uint64_t walked = 0;
     for (kura_iter_seek_first(it); s == KURA_OK && kura_iter_valid(it); kura_iter_next(it)) {
+        /* a close, a disable or a DeleteTable stops a long walk without expired items too */
+        if (++walked % SWEEP_WALK_CHECK == 0 &&
+            (atomic_load(&db->ttl_stop) || !still_enabled(db, t, attr)))
+            break;
         size_t klen, vlen;
         const uint8_t *key = kura_iter_key(it, &klen);
         const uint8_t *val = kura_iter_value(it, &vlen);

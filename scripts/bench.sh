@@ -86,7 +86,7 @@ ttl)
     base=$out/ttl-$stamp
     standard=(--engines=kura-capi
               --workloads=ttl_sweep,ttl_sweep_sync,ttl_put_solo,ttl_put_sweep
-              --num=500000 --threads=2 --txn-seconds=5 --repeat=3
+              --num=500000 --sync-num=20000 --threads=2 --txn-seconds=5 --repeat=3
               --partitions=4 --memtable-mb=64 --cache-mb=32 --seed=301) ;;
 *) echo "bench.sh: SUITE is core, index or txn or ttl, not '$SUITE'" >&2; exit 2 ;;
 esac

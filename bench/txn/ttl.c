@@ -2,9 +2,10 @@
  * ttl.c - the Time to Live workloads (txn.h; docs/architecture.md, "Time to Live"), on the
  * transaction suite's table, items and threads:
  *
- *   ttl_sweep[_sync]  --num items whose "exp" expired a minute ago are loaded (BatchWriteItem,
- *                     25 at a time), TTL is enabled, and one kura_ttl_sweep deletes them on
- *                     the calling thread. ops = items deleted; seconds = the sweep.
+ *   ttl_sweep[_sync]  --num (_sync: --sync-num) items whose "exp" expired a minute ago are
+ *                     loaded (BatchWriteItem, 25 at a time), TTL is enabled, and one
+ *                     kura_ttl_sweep deletes them on the calling thread. ops = items deleted;
+ *                     seconds = the sweep.
  *   ttl_put_solo      the same --num expired items, TTL left disabled; --threads/2 threads
  *                     PutItem items of their own (bench/txn/mixed.c's) for --txn-seconds.
  *                     ops = PutItems.
@@ -69,28 +70,29 @@ static kura_status enable_ttl(kura_db *db)
     return s == KURA_OK ? s : btx_fail(s, "UpdateTimeToLive");
 }
 
-/* One sweep on this thread: *deleted_out and its seconds into *sec_out. */
-static kura_status sweep(btx_ctx *c, uint64_t *deleted_out, double *sec_out)
+/* One sweep on this thread of the n expired items: *deleted_out and its seconds into
+ * *sec_out. */
+static kura_status sweep(btx_ctx *c, uint64_t n, uint64_t *deleted_out, double *sec_out)
 {
     uint64_t t0 = know_ns();
     kura_status s = kura_ttl_sweep(c->db, deleted_out);
     *sec_out = (double)(know_ns() - t0) / 1e9;
     if (s != KURA_OK) return btx_fail(s, "kura_ttl_sweep");
-    if (*deleted_out != c->cfg->num)
+    if (*deleted_out != n)
         return kura_err(KURA_E_CORRUPTION, "the sweep deleted %llu items of %llu expired",
-                        (unsigned long long)*deleted_out, (unsigned long long)c->cfg->num);
+                        (unsigned long long)*deleted_out, (unsigned long long)n);
     return KURA_OK;
 }
 
 kura_status btx_run_ttl_sweep(btx_ctx *c, bench_run *run)
 {
-    uint64_t deleted = 0;
+    uint64_t deleted = 0, n = c->sync ? c->cfg->sync_num : c->cfg->num;
     double sec = 0;
-    kura_status s = load_expired(c->db, c->cfg->num);
+    kura_status s = load_expired(c->db, n); /* (sync: each put is synced, hence fewer) */
     if (s == KURA_OK) s = enable_ttl(c->db);
     btx_io_counts io0, io1;
     btx_io_read(c->io, &io0);
-    if (s == KURA_OK) s = sweep(c, &deleted, &sec);
+    if (s == KURA_OK) s = sweep(c, n, &deleted, &sec);
     btx_io_read(c->io, &io1);
     if (s != KURA_OK) return s;
     run->ops = deleted;
@@ -140,7 +142,7 @@ kura_status btx_run_ttl_put(btx_ctx *c, bool sweeping, bench_run *run)
         uint64_t t0 = know_ns();
         s = btx_workers_start(ws, nput);
         if (s == KURA_OK && sweeping)
-            s = sweep(c, &deleted, &sec);
+            s = sweep(c, cfg->num, &deleted, &sec);
         else if (s == KURA_OK)
             btx_sleep_ms((uint64_t)cfg->txn_seconds * 1000u);
         atomic_store(&stop, true);

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "engine/lsm/batch.h"
+#include "engine/table_int.h"
 #include "engine/ttl.h"
 #include "testutil.h"
 
@@ -369,6 +370,49 @@ static void test_background_sweeper(void **state)
     assert_false(exists(1));
 }
 
+/* ---- The definition record (docs/format/catalog.md, version 3) ----------------------------- */
+
+static void test_definition_record(void **state)
+{
+    (void)state;
+    exec(NULL, "CreateTable",
+         "{\"TableName\":\"plain\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":"
+         "\"HASH\"}],\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":"
+         "\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\"}");
+    kura_table *t;
+    assert_kura_ok(table_acquire(db, "plain", &t));
+    kbuf b = KBUF_INIT;
+    kmutex_lock(&db->tables_mu);
+    assert_kura_ok(def_encode(t, &b));
+    kmutex_unlock(&db->tables_mu);
+    assert_int_equal(b.data[0], 1); /* never had TTL: still version 1 */
+    kbuf_clear(&b);
+    kura_update_time_to_live_req r = {"plain", true, "expires_at"};
+    assert_kura_ok(kura_update_time_to_live(db, &r));
+    kmutex_lock(&db->tables_mu);
+    assert_kura_ok(def_encode(t, &b));
+    kmutex_unlock(&db->tables_mu);
+    table_release(t);
+    assert_int_equal(b.data[0], 3);
+    kura_table *d = table_new();
+    assert_kura_ok(def_decode(b.data, b.len, d));
+    assert_true(d->ttl_enabled);
+    assert_string_equal(d->ttl_attr, "expires_at");
+    assert_true(d->ttl_changed == (double)clock_now);
+    assert_int_equal(d->nlsi + d->ngsi, 0);
+    table_free(d);
+    for (size_t cut = 0; cut < b.len; cut++) { /* every cut is malformed */
+        d = table_new();
+        assert_kura_status(def_decode(b.data, cut, d), KURA_E_CORRUPTION);
+        table_free(d);
+    }
+    b.data[b.len - 8 - 1 - 10 - 1] = 2; /* the enabled byte: 0 or 1 only */
+    d = table_new();
+    assert_kura_status(def_decode(b.data, b.len, d), KURA_E_CORRUPTION);
+    table_free(d);
+    kbuf_free(&b);
+}
+
 /* ---- The service marker ------------------------------------------------------------------ */
 
 static kura_status note_type(void *arg, uint64_t seq, unsigned type, const uint8_t *key,
@@ -414,6 +458,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_disable_stops_deletion, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reopen_keeps_setting, setup, teardown),
         cmocka_unit_test_setup_teardown(test_background_sweeper, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_definition_record, setup, teardown),
         cmocka_unit_test(test_service_marker),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
