@@ -59,16 +59,25 @@ void ttl_window_at(int64_t now, ttl_window *w)
     num_of_int(now - TTL_MAX_AGE_S, &w->oldest);
 }
 
-bool ttl_expired(const kura_value *item, const char *attr, size_t attr_len, const ttl_window *w,
-                 kura_num *when_out)
+kura_status ttl_expired_encoded(const uint8_t *p, size_t len, const char *attr, size_t attr_len,
+                                const ttl_window *w, bool *expired_out, kura_num *when_out)
 {
-    const kura_value *v = val_map_get(item, attr, attr_len);
-    if (!v || v->type != KURA_N || num_cmp(&v->u.num, &w->now) >= 0 ||
-        num_cmp(&v->u.num, &w->oldest) < 0)
-        return false;
-    if (when_out)
-        *when_out = v->u.num;
-    return true;
+    const uint8_t *vp;
+    size_t vlen;
+    kura_status s = val_encoded_attr(p, len, attr, attr_len, &vp, &vlen);
+    if (s != KURA_OK)
+        return s;
+    *expired_out = false;
+    if (!vp || *vp != KURA_N)
+        return KURA_OK;
+    kura_value v = {0};
+    if ((s = val_decode(vp, vlen, &v)) != KURA_OK) /* a number: nothing allocated */
+        return s;
+    *expired_out = num_cmp(&v.u.num, &w->now) < 0 && num_cmp(&v.u.num, &w->oldest) >= 0;
+    if (*expired_out && when_out)
+        *when_out = v.u.num;
+    val_clear(&v);
+    return KURA_OK;
 }
 
 /* ---- UpdateTimeToLive, DescribeTimeToLive ---------------------------------------------- */

@@ -21,10 +21,11 @@ typedef struct ttl_window {
     kura_num now, oldest;
 } ttl_window;
 void ttl_window_at(int64_t now, ttl_window *w);
-/* Whether `item` (an M) has expired in `w` by its attribute `attr`; its value in *when_out
- * when it has. */
-bool ttl_expired(const kura_value *item, const char *attr, size_t attr_len, const ttl_window *w,
-                 kura_num *when_out);
+/* Whether the encoded item (docs/format/item.md) at p[0..len) has expired in `w` by its
+ * attribute `attr` (*expired_out; its value in *when_out when it has), decoding only that
+ * attribute. KURA_E_CORRUPTION for bytes val_decode refuses. */
+kura_status ttl_expired_encoded(const uint8_t *p, size_t len, const char *attr, size_t attr_len,
+                                const ttl_window *w, bool *expired_out, kura_num *when_out);
 
 /* Tests only (tests/unit/engine_ttl_test.c): when set, called by a sweep after it has
  * collected a chunk of candidates of table `t` and before it locks them, so that a test can

@@ -114,13 +114,18 @@ static kura_status delete_chunk_locked(kura_table *t, uint32_t part, const char 
         kura_num now_when;
         if ((s = table_read_encoded(t, NULL, key, klen, &enc)) != KURA_OK || !enc.len)
             continue; /* gone meanwhile */
-        val_clear(&old);
-        if ((s = val_decode(enc.data, enc.len, &old)) != KURA_OK)
+        bool expired = false;
+        if ((s = ttl_expired_encoded(enc.data, enc.len, attr, alen, w, &expired, &now_when)) !=
+            KURA_OK)
             break;
-        if (!ttl_expired(&old, attr, alen, w, &now_when) ||
-            num_cmp(&now_when, &c->when[i]) != 0)
+        if (!expired || num_cmp(&now_when, &c->when[i]) != 0)
             continue; /* its TTL changed since the walk: the condition fails */
-        if ((s = table_coll_begin(t, key, klen, &old, NULL, false, &tk[i])) != KURA_OK)
+        /* only a table with an LSI needs the old item itself (its collection's size) */
+        val_clear(&old);
+        if (table_has_lsi(t) && (s = val_decode(enc.data, enc.len, &old)) != KURA_OK)
+            break;
+        if ((s = table_coll_begin(t, key, klen, table_has_lsi(t) ? &old : NULL, NULL, false,
+                                  &tk[i])) != KURA_OK)
             break;
         ticket[i] = true;
         s = lsm_batch_delete(&b, key, klen);
@@ -173,11 +178,13 @@ static kura_status sweep_part(kura_db *db, kura_table *t, uint32_t part, const c
                               uint64_t *deleted)
 {
     kura_iter *it;
-    kura_status s = tree_iter_new(t->tree, NULL, part, part, &it);
+    kura_read_options ro;
+    kura_read_options_init(&ro);
+    ro.fill_cache = false; /* a walk of the whole table would evict what readers use */
+    kura_status s = tree_iter_new(t->tree, &ro, part, part, &it);
     if (s != KURA_OK)
         return s;
     size_t alen = strlen(attr);
-    kura_value item = {0};
     uint64_t walked = 0;
     for (kura_iter_seek_first(it); s == KURA_OK && kura_iter_valid(it); kura_iter_next(it)) {
         /* a close, a disable or a DeleteTable stops a long walk without expired items too */
@@ -187,13 +194,15 @@ static kura_status sweep_part(kura_db *db, kura_table *t, uint32_t part, const c
         size_t klen, vlen;
         const uint8_t *key = kura_iter_key(it, &klen);
         const uint8_t *val = kura_iter_value(it, &vlen);
-        /* most items of a table without this attribute are passed over undecoded */
+        /* items without the attribute's name anywhere are passed over unread; the others
+         * decode only the attribute */
+        bool expired = false;
         if (!memmem(val, vlen, attr, alen))
             continue;
-        val_clear(&item);
-        if ((s = val_decode(val, vlen, &item)) != KURA_OK)
+        if ((s = ttl_expired_encoded(val, vlen, attr, alen, w, &expired, &c->when[c->n])) !=
+            KURA_OK)
             break;
-        if (!ttl_expired(&item, attr, alen, w, &c->when[c->n]))
+        if (!expired)
             continue;
         if (!kbuf_append(&c->keys, key, klen)) {
             s = kura_err(KURA_E_NOMEM, "ttl sweep: out of memory");
@@ -213,7 +222,6 @@ static kura_status sweep_part(kura_db *db, kura_table *t, uint32_t part, const c
         s = delete_chunk(t, part, attr, w, c, deleted);
     c->n = 0;
     kbuf_clear(&c->keys);
-    val_clear(&item);
     kura_iter_free(it);
     return s;
 }

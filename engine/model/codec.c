@@ -417,6 +417,36 @@ kura_status val_check_encoded(const uint8_t *p, size_t len)
     return chk_all(&d, p, len, &sz);
 }
 
+kura_status val_encoded_attr(const uint8_t *p, size_t len, const char *name, size_t nlen,
+                             const uint8_t **val_out, size_t *vlen_out)
+{
+    dec_state d = {.base = p, .p = p, .end = p + len};
+    val_pack_size sz = {0, 0, 0};
+    if (len == 0 || *p != KURA_M) return kura_err(KURA_E_CORRUPTION, "item: not a map at byte 0");
+    d.p++;
+    uint32_t n = 0;
+    kura_status st = dec_count(&d, 2, &n);
+    for (uint32_t i = 0; i < n && st == KURA_OK; i++) {
+        const uint8_t *an = NULL, *at;
+        uint32_t alen = 0;
+        if ((st = dec_span(&d, &an, &alen)) != KURA_OK) break;
+        at = d.p;
+        if ((st = chk_value(&d, 2, &sz)) != KURA_OK) break;
+        int c = memcmp(an, name, alen < nlen ? alen : nlen);
+        if (c == 0 && alen == nlen) {
+            *val_out = at;
+            *vlen_out = (size_t)(d.p - at);
+            return KURA_OK;
+        }
+        if (c > 0 || (c == 0 && alen > nlen)) break; /* names ascend: it is not there */
+    }
+    if (st == KURA_OK) {
+        *val_out = NULL;
+        *vlen_out = 0;
+    }
+    return st;
+}
+
 kura_status val_decode(const uint8_t *p, size_t len, kura_value *dst)
 {
     dec_state d;

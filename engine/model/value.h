@@ -179,6 +179,13 @@ kura_status val_decode(const uint8_t *p, size_t len, kura_value *dst);
  * bytes it accepts can be walked without further checks (api/json_write.c's jw_item_encoded
  * does). */
 kura_status val_check_encoded(const uint8_t *p, size_t len);
+/* The encoding of attribute `name` of the encoded item (an M) at p[0..len) without decoding
+ * the item: *val_out points at its value's bytes (tag included: val_decode reads them) in
+ * the input, *vlen_out is their length; NULL and 0 when the item has no such attribute. The
+ * attributes before it are checked as val_decode checks them, the ones after it not at all
+ * (KURA_E_CORRUPTION with val_decode's messages). */
+kura_status val_encoded_attr(const uint8_t *p, size_t len, const char *name, size_t nlen,
+                             const uint8_t **val_out, size_t *vlen_out);
 
 /* ---- Packing (engine/model/pack.c; used by the codec and val_copy) ----------------------- */
 

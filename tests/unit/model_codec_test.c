@@ -152,6 +152,40 @@ static void test_golden(void **state)
     kbuf_free(&out);
 }
 
+/* val_encoded_attr on the golden item: each attribute's span, names that are not there (a
+ * prefix, one past the end, one between), a value that is not a map, a truncated item. */
+static void test_encoded_attr(void **state)
+{
+    (void)state;
+    static const uint8_t item[] = {0x06, 0x03, 0x01, 'a',  0x01, 0x02, 'h',  'i', 0x01, 'n', 0x02,
+                                   0x03, 0x80, 0x02, 0x0D, 0x33, 0x00, 0x01, 't', 0x04, 0x01};
+    const uint8_t *vp;
+    size_t vlen;
+    assert_kura_ok(val_encoded_attr(item, sizeof item, "a", 1, &vp, &vlen));
+    assert_ptr_equal(vp, item + 4);
+    assert_int_equal(vlen, 4);
+    assert_kura_ok(val_encoded_attr(item, sizeof item, "n", 1, &vp, &vlen));
+    assert_ptr_equal(vp, item + 10);
+    assert_int_equal(vlen, 7);
+    kura_value v = {0};
+    assert_kura_ok(val_decode(vp, vlen, &v));
+    assert_int_equal(v.type, KURA_N);
+    val_clear(&v);
+    assert_kura_ok(val_encoded_attr(item, sizeof item, "t", 1, &vp, &vlen));
+    assert_ptr_equal(vp, item + 19);
+    assert_int_equal(vlen, 2);
+    static const char *const absent[] = {"", "b", "nn", "z", "aa"};
+    for (size_t i = 0; i < sizeof absent / sizeof *absent; i++) {
+        vp = item;
+        assert_kura_ok(val_encoded_attr(item, sizeof item, absent[i], strlen(absent[i]), &vp,
+                                        &vlen));
+        assert_null(vp);
+        assert_int_equal(vlen, 0);
+    }
+    assert_kura_status(val_encoded_attr(item + 4, 4, "a", 1, &vp, &vlen), KURA_E_CORRUPTION);
+    assert_kura_status(val_encoded_attr(item, 12, "t", 1, &vp, &vlen), KURA_E_CORRUPTION);
+}
+
 static void test_random_roundtrip(void **state)
 {
     (void)state;
@@ -326,7 +360,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden),    cmocka_unit_test(test_random_roundtrip),
         cmocka_unit_test(test_depth),     cmocka_unit_test(test_corruption),
-        cmocka_unit_test(test_mutations),
+        cmocka_unit_test(test_mutations), cmocka_unit_test(test_encoded_attr),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
