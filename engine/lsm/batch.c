@@ -69,6 +69,14 @@ kura_status lsm_batch_txn_marker(lsm_batch *b, uint64_t txn_id)
     return add(b, LSM_BATCH_TXN, key, sizeof key, NULL, 0);
 }
 
+kura_status lsm_batch_meta(lsm_batch *b, uint64_t ms, uint8_t flags)
+{
+    uint8_t v[LSM_BATCH_META_BYTES];
+    enc_fixed64(v, ms);
+    v[8] = flags;
+    return add(b, LSM_BATCH_META, "", 0, v, sizeof v);
+}
+
 bool lsm_rep_txn_id(const uint8_t *rep, size_t len, uint64_t *txn_id_out)
 {
     if (len < BATCH_HEADER + 10 || lsm_rep_count(rep) == 0 || rep[BATCH_HEADER] != LSM_BATCH_TXN ||
@@ -93,7 +101,7 @@ kura_status lsm_rep_iterate(const uint8_t *rep, size_t len, lsm_batch_fn fn, voi
         uint64_t klen, vlen = 0;
         const uint8_t *key, *val = NULL;
         if (type != IKEY_TYPE_VALUE && type != IKEY_TYPE_DELETE && type != LSM_BATCH_IMAGE &&
-            type != LSM_BATCH_TXN)
+            type != LSM_BATCH_TXN && type != LSM_BATCH_META)
             goto bad;
         if (type == LSM_BATCH_TXN && i != 0)
             goto bad; /* only a piece's first entry */
@@ -107,6 +115,8 @@ kura_status lsm_rep_iterate(const uint8_t *rep, size_t len, lsm_batch_fn fn, voi
             val = p;
             p += vlen;
         }
+        if (type == LSM_BATCH_META && (klen != 0 || vlen != LSM_BATCH_META_BYTES))
+            goto bad;
         kura_status s = fn(arg, seq + i, type, key, klen, val, vlen);
         if (s != KURA_OK)
             return s;

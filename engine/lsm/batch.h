@@ -28,6 +28,9 @@ enum {
     BATCH_HEADER = 12,
     LSM_BATCH_IMAGE = 0x10, /* entry type: an old image, skipped when applied */
     LSM_BATCH_TXN = 0x11,   /* entry type: the first entry of a transaction's piece */
+    LSM_BATCH_META = 0x12,  /* entry type: when, and by whom, the writes after it were made */
+    LSM_BATCH_META_BYTES = 9,
+    LSM_META_SERVICE = 1,   /* meta flag: written by the database itself (a TTL delete) */
 };
 
 
@@ -73,6 +76,13 @@ static inline uint32_t lsm_rep_count(const uint8_t *rep)
 kura_status lsm_batch_txn_marker(lsm_batch *b, uint64_t txn_id);
 /* Whether rep (a batch) is a transaction's piece; its id in *txn_id_out. */
 bool lsm_rep_txn_id(const uint8_t *rep, size_t len, uint64_t *txn_id_out);
+
+/*
+ * A meta entry (LSM_BATCH_META) describes the writes that follow it in the batch, for the
+ * change stream (engine/stream.h): empty key, value = fixed64 wall-clock ms since the epoch,
+ * u8 flags (LSM_META_SERVICE). Like an image it takes a sequence number and is never applied.
+ */
+kura_status lsm_batch_meta(lsm_batch *b, uint64_t ms, uint8_t flags);
 
 /* Walks the entries of a batch representation (e.g. one read back from the WAL), calling fn
  * for each with its sequence number (image entries too: appliers skip them). Stops at the first non-OK return of fn and returns it.
