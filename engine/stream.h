@@ -53,4 +53,29 @@ typedef kura_status (*stream_change_fn)(void *arg, const stream_change *c);
 kura_status stream_changes(const uint8_t *rep, size_t len, const char *what, stream_change_fn fn,
                            void *arg);
 
+/* ---- Reading a shard (engine/stream_read.c) ----------------------------------------------
+ *
+ * A shard is a base partition; its records are its WAL's changes in WAL order. A position is
+ * a WAL record's (lsm_wal_pos) and the number of the first change of that record still to
+ * read (a batch or a transaction's piece holds several). Reading stops at the frontier: a
+ * record whose sequences are not yet visible to readers, or a piece of a transaction that is
+ * still committing; a piece of a transaction that did not commit is passed over. */
+struct lsm_tree;
+struct kura_db;
+
+typedef struct stream_pos {
+    uint64_t segment, offset;
+    uint32_t index;
+} stream_pos;
+
+typedef kura_status (*stream_rec_fn)(void *arg, const stream_change *c, stream_pos at);
+
+/*
+ * Calls fn for up to max_changes changes of `part` (a partition of a tree of `db` whose
+ * writes carry images) from `from` on, stopping at the frontier. *next_out: where to go on.
+ * Errors: those of lsm_wal_read (KURA_E_NOT_FOUND: trimmed) and stream_changes, and fn's.
+ */
+kura_status stream_read(struct kura_db *db, struct lsm_tree *part, stream_pos from,
+                        size_t max_changes, stream_rec_fn fn, void *arg, stream_pos *next_out);
+
 #endif
