@@ -40,7 +40,8 @@ static void usage(FILE *out)
             "                     (default); 'items' = kura-raw,kura-capi,kura-json, the\n"
             "                     item-level ways into kura for putitem,getitem,query,updateitem;\n"
             "                     the index and transaction workloads run on kura-capi alone\n"
-            "  --workloads=LIST   comma-separated, run in order (default: the list below)\n"
+            "  --workloads=LIST   comma-separated, run in order (default: the storage-core\n"
+            "                     workloads, fillseq through recover below)\n"
             "  --num=N            keys 0..N-1 and ops of fills/reads (default 1000000)\n"
             "  --key-size=B       key bytes: the index, zero-padded decimal (default 16)\n"
             "  --value-size=B     value bytes, ~50%% compressible (default 100)\n"
@@ -66,7 +67,7 @@ static void usage(FILE *out)
             "                     items, batch25 and txn25 --num (bench/txn/txn.h)\n"
             "  --quiet            no progress lines on stderr, except for runs that failed\n"
             "  --help             this text\n\n"
-            "Workloads (the default list is all of them, in this order):\n");
+            "Workloads:\n");
     for (size_t i = 0; i < bench_nworkloads; i++)
         fprintf(out, "  %-12s %s\n", bench_workloads[i].name, bench_workloads[i].help);
     fprintf(out, "\nEngines: ");

@@ -16,8 +16,8 @@
  *  - a table with indexes gets the delete with the old image, as every write does, so its LSIs
  *    (in the commit hook) and GSIs (through the queue) drop the item's entries; a table with an
  *    LSI accounts its item collections (engine/table_collection.h);
- *  - the batch starts with a service marker (LSM_BATCH_SERVICE "ttl", docs/format/wal.md), so
- *    that the change stream can tell the service's deletes from users' deletes.
+ *  - the batch starts with a meta entry flagged LSM_META_SERVICE (docs/format/wal.md), so that
+ *    the change stream can tell the service's deletes from users' deletes.
  *
  * One batch per chunk (a group commit, one fsync in sync mode) instead of one write per item
  * is what makes the sweep fast; the chunk bounds how long foreground writers of those items
@@ -37,6 +37,15 @@
 #include "engine/table_collection.h"
 #include "engine/table_int.h"
 #include "util/status.h"
+
+/* The wall clock in ms, for the meta entry of a batch of deletes (the time its stream records
+ * show). */
+static uint64_t sweep_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
 
 enum {
     SWEEP_CHUNK = 64,
@@ -107,7 +116,7 @@ static kura_status delete_chunk_locked(kura_table *t, uint32_t part, const char 
     lsm_batch b;
     lsm_batch_init(&b);
     uint64_t n = 0;
-    kura_status s = lsm_batch_service_marker(&b, "ttl");
+    kura_status s = lsm_batch_meta(&b, sweep_now_ms(), LSM_META_SERVICE);
     for (size_t i = 0; i < c->n && s == KURA_OK; i++) {
         const uint8_t *key = c->keys.data + c->off[i];
         size_t klen = c->off[i + 1] - c->off[i];

@@ -56,6 +56,10 @@ kura_status txn_commit(kura_db *db, txn_piece *pieces, size_t n, bool sync,
 uint64_t txn_log_watermark(kura_db *db);
 kura_status txn_log_collect(kura_db *db, uint64_t watermark);
 
+/* Whether transaction `id` is committing now (its outcome not yet final): a reader of the
+ * WALs that meets one of its pieces waits rather than judge it (engine/stream_read.c). */
+bool txn_is_committing(kura_db *db, uint64_t id);
+
 /* ---- Client request tokens (TransactWriteItems' idempotency) ----------------------------------
  *
  * A committed transaction with a token records, in the same batch as its commit record (so

@@ -441,6 +441,16 @@ static void id_end(kura_db *db, uint64_t id)
     kmutex_unlock(&db->txn_mu);
 }
 
+bool txn_is_committing(kura_db *db, uint64_t id)
+{
+    kmutex_lock(&db->txn_mu);
+    bool running = false;
+    for (size_t i = 0; i < db->ntxn_ids && !running; i++)
+        running = db->txn_ids[i] == id;
+    kmutex_unlock(&db->txn_mu);
+    return running;
+}
+
 kura_status txn_commit(kura_db *db, txn_piece *pieces, size_t n, bool sync,
                        const txn_token *tok)
 {

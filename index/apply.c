@@ -113,8 +113,8 @@ static kura_status batch_entry(void *arg, uint64_t seq, unsigned type, const uin
                                size_t klen, const uint8_t *val, size_t vlen)
 {
     apply_ctx *c = arg;
-    if (type == LSM_BATCH_TXN || type == LSM_BATCH_SERVICE)
-        return KURA_OK; /* a transaction's or a service batch's marker: its writes follow */
+    if (type == LSM_BATCH_TXN || type == LSM_BATCH_META)
+        return KURA_OK; /* a transaction's marker, the writes' time: the writes follow */
     if (type == LSM_BATCH_IMAGE) {
         if (!c->has_pending || c->pending.klen != klen || memcmp(c->pending.key, key, klen))
             return kura_err(KURA_E_CORRUPTION, "index of table %s: an image at sequence %llu "

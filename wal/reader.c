@@ -35,6 +35,7 @@ struct wal_reader {
     uint64_t last_off;    /* first fragment of the record last returned */
     uint64_t last_end;    /* end of the record last returned */
     int64_t torn_at;
+    uint64_t limit;       /* bytes past it are not read (UINT64_MAX: none) */
     kura_status done;     /* KURA_OK while reading; then the sticky outcome */
     char *done_msg;       /* message of a sticky error, NULL for the end */
     char why[160];        /* reason for the current bad fragment */
@@ -58,8 +59,10 @@ static bool wal_all_zero(const uint8_t *p, size_t n)
 
 static kura_status wal_reader_load(wal_reader *r, uint64_t start)
 {
-    size_t n = 0;
-    kura_status s = io_read_at(r->file, start, r->block, WAL_BLOCK_SIZE, &n);
+    size_t n = 0, want = WAL_BLOCK_SIZE;
+    if (r->limit < start + want)
+        want = r->limit > start ? (size_t)(r->limit - start) : 0;
+    kura_status s = want ? io_read_at(r->file, start, r->block, want, &n) : KURA_OK;
     if (s != KURA_OK)
         return s;
     r->block_start = start;
@@ -78,6 +81,7 @@ kura_status wal_reader_open(io_env *env, const char *path, io_kind kind, wal_rea
     }
     if ((s = io_open_read(env, path, kind, &r->file)) != KURA_OK)
         goto fail;
+    r->limit = UINT64_MAX;
     if ((s = wal_reader_load(r, 0)) != KURA_OK)
         goto fail;
     r->torn_at = -1;
@@ -172,8 +176,8 @@ static kura_status wal_look_ahead(wal_reader *r, uint64_t x, wal_evidence *ev)
     memset(ev, 0, sizeof *ev);
     ev->nonzero = !wal_all_zero(r->block + xin, r->block_len - xin);
     wal_resync_block(r->block, r->block_len, r->block_start, xin + 1, x, ev);
-    if (ev->found || r->block_len < WAL_BLOCK_SIZE)
-        return KURA_OK;
+    if (ev->found || r->block_len < WAL_BLOCK_SIZE || r->block_start + WAL_BLOCK_SIZE >= r->limit)
+        return KURA_OK; /* (nothing past the limit is read) */
     uint8_t *buf = malloc(WAL_BLOCK_SIZE);
     if (!buf)
         return kura_err(KURA_E_NOMEM, "%s: out of memory checking a damaged record", r->path);
@@ -323,6 +327,26 @@ kura_status wal_reader_next(wal_reader *r, const uint8_t **rec_out, size_t *len_
             return KURA_OK;
         }
     }
+}
+
+kura_status wal_reader_seek(wal_reader *r, uint64_t offset, uint64_t limit)
+{
+    kbuf_clear(&r->rec);
+    r->in_record = false;
+    r->last_off = r->last_end = 0;
+    r->torn_at = -1;
+    r->done = KURA_OK;
+    free(r->done_msg);
+    r->done_msg = NULL;
+    r->limit = limit;
+    uint64_t start = offset - offset % WAL_BLOCK_SIZE;
+    kura_status s = wal_reader_load(r, start);
+    if (s != KURA_OK)
+        return wal_reader_stop(r, s);
+    r->pos = (size_t)(offset - start);
+    if (r->pos > r->block_len)
+        r->pos = r->block_len; /* past the end: the end */
+    return KURA_OK;
 }
 
 uint64_t wal_reader_record_offset(const wal_reader *r)

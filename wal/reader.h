@@ -44,6 +44,15 @@ kura_status wal_reader_open(io_env *env, const char *path, io_kind kind, wal_rea
  */
 kura_status wal_reader_next(wal_reader *r, const uint8_t **rec_out, size_t *len_out);
 
+/*
+ * Goes to `offset`, which must be where a record starts (a wal_reader_record_offset or
+ * wal_reader_end_offset of an earlier reading, or 0), and reads from there as if the file
+ * ended at `limit` (UINT64_MAX: its end): a log still being appended to is read up to what
+ * its writer had appended, whole records only (the change stream, engine/lsm/lsm_stream.c).
+ * Clears an earlier end or error. Errors: KURA_E_IO (then sticky).
+ */
+kura_status wal_reader_seek(wal_reader *r, uint64_t offset, uint64_t limit);
+
 /* The file offset of the first fragment of the record last returned (0 before any). */
 uint64_t wal_reader_record_offset(const wal_reader *r);
 

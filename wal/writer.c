@@ -275,6 +275,14 @@ kura_status wal_writer_sync_to(wal_writer *w, uint64_t end)
     return s;
 }
 
+uint64_t wal_writer_written(wal_writer *w)
+{
+    kmutex_lock(&w->buf_mu);
+    uint64_t n = w->written;
+    kmutex_unlock(&w->buf_mu);
+    return n;
+}
+
 uint64_t wal_writer_size(const wal_writer *w)
 {
     return atomic_load(&w->size);

@@ -78,6 +78,10 @@ kura_status wal_writer_sync_to(wal_writer *w, uint64_t end);
 /* Bytes appended so far (the file size as the writer knows it). Any thread. */
 uint64_t wal_writer_size(const wal_writer *w);
 
+/* Bytes handed to the OS so far (the size without a buffer's pending bytes): a reader of the
+ * file finds whole records up to here. Any thread. */
+uint64_t wal_writer_written(wal_writer *w);
+
 /* The durable offset: every byte before it has been fdatasync'ed. Any thread. */
 uint64_t wal_writer_synced(const wal_writer *w);
 

@@ -3,8 +3,6 @@
  */
 #include "engine/lsm/batch.h"
 
-#include <string.h>
-
 #include "util/ikey.h"
 #include "util/status.h"
 
@@ -35,7 +33,7 @@ static kura_status add(lsm_batch *b, unsigned type, const void *key, size_t klen
         return kura_err(KURA_E_NOMEM, "write batch: out of memory");
     size_t old = b->rep.len;
     bool ok = kbuf_put_u8(&b->rep, (uint8_t)type) && kbuf_put_lenbytes(&b->rep, key, klen);
-    if (ok && type != IKEY_TYPE_DELETE && type != LSM_BATCH_TXN && type != LSM_BATCH_SERVICE)
+    if (ok && type != IKEY_TYPE_DELETE && type != LSM_BATCH_TXN)
         ok = kbuf_put_lenbytes(&b->rep, val, vlen);
     if (!ok) {
         b->rep.len = old;
@@ -71,26 +69,12 @@ kura_status lsm_batch_txn_marker(lsm_batch *b, uint64_t txn_id)
     return add(b, LSM_BATCH_TXN, key, sizeof key, NULL, 0);
 }
 
-kura_status lsm_batch_service_marker(lsm_batch *b, const char *cause)
+kura_status lsm_batch_meta(lsm_batch *b, uint64_t ms, uint8_t flags)
 {
-    if (lsm_batch_count(b) != 0)
-        return kura_err(KURA_E_INVALID, "a service marker must be a batch's first entry");
-    return add(b, LSM_BATCH_SERVICE, cause, strlen(cause), NULL, 0);
-}
-
-bool lsm_rep_service(const uint8_t *rep, size_t len, const uint8_t **cause_out,
-                     size_t *cause_len_out)
-{
-    if (len < BATCH_HEADER + 2 || lsm_rep_count(rep) == 0 ||
-        rep[BATCH_HEADER] != LSM_BATCH_SERVICE)
-        return false;
-    uint64_t n;
-    const uint8_t *p = dec_varint64(rep + BATCH_HEADER + 1, rep + len, &n);
-    if (!p || n > (uint64_t)(rep + len - p))
-        return false;
-    *cause_out = p;
-    *cause_len_out = (size_t)n;
-    return true;
+    uint8_t v[LSM_BATCH_META_BYTES];
+    enc_fixed64(v, ms);
+    v[8] = flags;
+    return add(b, LSM_BATCH_META, "", 0, v, sizeof v);
 }
 
 bool lsm_rep_txn_id(const uint8_t *rep, size_t len, uint64_t *txn_id_out)
@@ -117,20 +101,22 @@ kura_status lsm_rep_iterate(const uint8_t *rep, size_t len, lsm_batch_fn fn, voi
         uint64_t klen, vlen = 0;
         const uint8_t *key, *val = NULL;
         if (type != IKEY_TYPE_VALUE && type != IKEY_TYPE_DELETE && type != LSM_BATCH_IMAGE &&
-            type != LSM_BATCH_TXN && type != LSM_BATCH_SERVICE)
+            type != LSM_BATCH_TXN && type != LSM_BATCH_META)
             goto bad;
-        if ((type == LSM_BATCH_TXN || type == LSM_BATCH_SERVICE) && i != 0)
-            goto bad; /* only a piece's / a service batch's first entry */
+        if (type == LSM_BATCH_TXN && i != 0)
+            goto bad; /* only a piece's first entry */
         if (!(p = dec_varint64(p, end, &klen)) || klen > (uint64_t)(end - p))
             goto bad;
         key = p;
         p += klen;
-        if (type != IKEY_TYPE_DELETE && type != LSM_BATCH_TXN && type != LSM_BATCH_SERVICE) {
+        if (type != IKEY_TYPE_DELETE && type != LSM_BATCH_TXN) {
             if (!(p = dec_varint64(p, end, &vlen)) || vlen > (uint64_t)(end - p))
                 goto bad;
             val = p;
             p += vlen;
         }
+        if (type == LSM_BATCH_META && (klen != 0 || vlen != LSM_BATCH_META_BYTES))
+            goto bad;
         kura_status s = fn(arg, seq + i, type, key, klen, val, vlen);
         if (s != KURA_OK)
             return s;

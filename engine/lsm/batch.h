@@ -28,7 +28,9 @@ enum {
     BATCH_HEADER = 12,
     LSM_BATCH_IMAGE = 0x10, /* entry type: an old image, skipped when applied */
     LSM_BATCH_TXN = 0x11,   /* entry type: the first entry of a transaction's piece */
-    LSM_BATCH_SERVICE = 0x12, /* entry type: the first entry of a batch the service wrote */
+    LSM_BATCH_META = 0x12,  /* entry type: when, and by whom, the writes after it were made */
+    LSM_BATCH_META_BYTES = 9,
+    LSM_META_SERVICE = 1,   /* meta flag: written by the database itself (a TTL delete) */
 };
 
 
@@ -76,16 +78,11 @@ kura_status lsm_batch_txn_marker(lsm_batch *b, uint64_t txn_id);
 bool lsm_rep_txn_id(const uint8_t *rep, size_t len, uint64_t *txn_id_out);
 
 /*
- * A batch that kura wrote on its own behalf rather than a caller's (today: the Time to Live
- * sweeper's deletes, engine/ttl_sweep.c) starts with an entry of type LSM_BATCH_SERVICE, no
- * value, whose key names the cause ("ttl"). It takes a sequence number but is never applied,
- * like an image; the change stream turns it into DynamoDB's userIdentity {"type": "Service",
- * "principalId": "dynamodb.amazonaws.com"} on the batch's records (docs/format/wal.md).
+ * A meta entry (LSM_BATCH_META) describes the writes that follow it in the batch, for the
+ * change stream (engine/stream.h): empty key, value = fixed64 wall-clock ms since the epoch,
+ * u8 flags (LSM_META_SERVICE). Like an image it takes a sequence number and is never applied.
  */
-kura_status lsm_batch_service_marker(lsm_batch *b, const char *cause);
-/* The cause of a service batch (pointing into rep, not NUL-terminated) or false. */
-bool lsm_rep_service(const uint8_t *rep, size_t len, const uint8_t **cause_out,
-                     size_t *cause_len_out);
+kura_status lsm_batch_meta(lsm_batch *b, uint64_t ms, uint8_t flags);
 
 /* Walks the entries of a batch representation (e.g. one read back from the WAL), calling fn
  * for each with its sequence number (image entries too: appliers skip them). Stops at the first non-OK return of fn and returns it.

@@ -76,6 +76,7 @@ kura_status lsm_open(lsm_shared *sh, const lsm_options *opts, const char *dir, b
     kcond_init(&t->hook_cv);
     kcond_init(&t->bg_cv);
     t->wal_retain_seq = opts->retain_wals ? 0 : UINT64_MAX; /* kept until the owner says */
+    t->wal_retain_ms = opts->wal_retain_ms;
     t->wal_min_txn = UINT64_MAX;
     uint64_t max_seq = 0;
     kura_status s = vs_open(&t->vs, sh->io, sh->cache, &t->opts, t->dir, create);
@@ -98,6 +99,8 @@ kura_status lsm_open(lsm_shared *sh, const lsm_options *opts, const char *dir, b
     }
     t->imm_log_end = t->wal_number; /* replayed segments stay until mem is flushed */
     t->l0_files = (uint32_t)t->vs.current->nfiles[0];
+    if (t->wal_retain_ms)
+        lsm_note_old_wals(t); /* their age counts from now */
     kmutex_lock(&t->mu);
     lsm_delete_obsolete(t, true);
     lsm_maybe_schedule(t);

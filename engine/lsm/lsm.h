@@ -111,6 +111,41 @@ void lsm_set_wal_retain(lsm_tree *t, uint64_t seq);
 typedef kura_status (*lsm_rep_fn)(void *arg, const uint8_t *rep, size_t len);
 kura_status lsm_wal_replay(lsm_tree *t, uint64_t from_seq, lsm_rep_fn fn, void *arg);
 
+/* ---- The WAL as a change log (lsm_stream.c) --------------------------------------------------
+ *
+ * A partition's WAL records, in the order they were appended, by position: the segment's
+ * number and the record's offset in it. Positions only grow in WAL order, also where
+ * sequence numbers do not (a transaction's piece is appended before its range is allocated),
+ * so a change stream can resume after any record it has read. Segments are kept for a
+ * stream by age (lsm_options.wal_retain_ms, lsm_set_wal_retain_ms), beside what the indexes
+ * keep by sequence. */
+typedef struct lsm_wal_pos {
+    uint64_t segment, offset;
+} lsm_wal_pos;
+/* Called with each record read and its position. KURA_E_BUSY stops the reading before this
+ * record (not an error: the caller's frontier); any other error stops it and is returned. */
+typedef kura_status (*lsm_wal_rec_fn)(void *arg, const uint8_t *rec, size_t len,
+                                      lsm_wal_pos at);
+/* Where the next record appended to the current segment will be (LATEST). */
+lsm_wal_pos lsm_wal_tail(lsm_tree *t);
+/* The first record still on disk (TRIM_HORIZON): the oldest segment's start, or the tail. */
+kura_status lsm_wal_head(lsm_tree *t, lsm_wal_pos *out);
+/*
+ * Reads up to max_records records from `from` on: the rest of its segment, then the later
+ * ones, the current one up to what its writer has handed to the OS. *next_out: where to go on
+ * (after the last record passed to fn, or at the one fn stopped at). Errors: KURA_E_NOT_FOUND
+ * if from's segment is gone (trimmed: deleted for its age, or never retained);
+ * KURA_E_INVALID for a position past the log's end; those of the reader (KURA_E_CORRUPTION
+ * names the file and offset).
+ */
+kura_status lsm_wal_read(lsm_tree *t, lsm_wal_pos from, size_t max_records, lsm_wal_rec_fn fn,
+                         void *arg, lsm_wal_pos *next_out);
+/* Sets how long closed segments are kept for their age (0: not), deleting those no longer
+ * needed. */
+void lsm_set_wal_retain_ms(lsm_tree *t, uint64_t ms);
+/* Deletes the closed segments nothing keeps any more (for their age: call it now and then). */
+void lsm_trim_wals(lsm_tree *t);
+
 /* ---- Transactions (lsm_txn.c) ----------------------------------------------------------------
  *
  * Writes to several partitions (of any trees) that become visible together and survive a

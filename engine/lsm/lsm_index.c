@@ -37,6 +37,7 @@ void lsm_keep_tombstones(lsm_tree *t, bool keep)
 
 void lsm_note_wal_seg(lsm_tree *t, uint64_t number, uint64_t max_seq, uint64_t min_txn)
 {
+    uint64_t now = lsm_now_ms(t->sh);
     kmutex_lock(&t->wal_mu);
     size_t i = 0;
     while (i < t->nwal_segs && t->wal_segs[i].number != number)
@@ -54,22 +55,31 @@ void lsm_note_wal_seg(lsm_tree *t, uint64_t number, uint64_t max_seq, uint64_t m
             t->wal_segs_cap = cap;
         }
         t->nwal_segs++;
+        t->wal_segs[i].closed_ms = now;
     }
-    t->wal_segs[i] = (lsm_wal_seg){number, max_seq, min_txn};
+    t->wal_segs[i].number = number;
+    t->wal_segs[i].max_seq = max_seq;
+    t->wal_segs[i].min_txn = min_txn;
     kmutex_unlock(&t->wal_mu);
 }
 
 bool lsm_wal_seg_unneeded(lsm_tree *t, uint64_t number)
 {
     uint64_t retain = __atomic_load_n(&t->wal_retain_seq, __ATOMIC_ACQUIRE);
-    bool unneeded = retain == UINT64_MAX;
+    uint64_t age = __atomic_load_n(&t->wal_retain_ms, __ATOMIC_ACQUIRE);
+    uint64_t now = age ? lsm_now_ms(t->sh) : 0;
+    /* unknown to the tree: deleted only if nothing keeps segments */
+    bool unneeded = retain == UINT64_MAX && age == 0;
     kmutex_lock(&t->wal_mu);
     for (size_t i = 0; i < t->nwal_segs; i++) {
-        if (t->wal_segs[i].number != number)
+        lsm_wal_seg *g = &t->wal_segs[i];
+        if (g->number != number)
             continue;
-        unneeded = unneeded || t->wal_segs[i].max_seq <= retain;
+        bool by_seq = retain == UINT64_MAX || g->max_seq <= retain;
+        bool by_age = age == 0 || now >= g->closed_ms + age;
+        unneeded = by_seq && by_age;
         if (unneeded) /* the caller deletes it */
-            t->wal_segs[i] = t->wal_segs[--t->nwal_segs];
+            *g = t->wal_segs[--t->nwal_segs];
         break;
     }
     kmutex_unlock(&t->wal_mu);

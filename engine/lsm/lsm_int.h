@@ -19,14 +19,20 @@
 
 struct compaction;
 
-/* A WAL segment, the highest sequence it holds (0: none) and the lowest transaction id of
- * the pieces it holds (UINT64_MAX: none). */
+/* A WAL segment, the highest sequence it holds (0: none; UINT64_MAX: unknown), the lowest
+ * transaction id of the pieces it holds (UINT64_MAX: none) and when it was noted closed (ms,
+ * lsm_now_ms: its age for wal_retain_ms). */
 typedef struct lsm_wal_seg {
-    uint64_t number, max_seq, min_txn;
+    uint64_t number, max_seq, min_txn, closed_ms;
 } lsm_wal_seg;
 
-/* Records the highest sequence and lowest transaction id of segment `number`. */
+/* Records the highest sequence and lowest transaction id of segment `number` (its closing
+ * time is the first noting's). */
 void lsm_note_wal_seg(lsm_tree *t, uint64_t number, uint64_t max_seq, uint64_t min_txn);
+/* At open: notes the WAL segments below the log number that nothing noted, their highest
+ * sequence and lowest transaction id unknown (UINT64_MAX, 0: kept for the indexes, and their
+ * commit records kept), closed now (lsm_stream.c). */
+void lsm_note_old_wals(lsm_tree *t);
 /* lsm_flush of a no_wal tree (lsm_index.c): the checkpoint stays the last one recorded. */
 kura_status lsm_flush_no_wal(lsm_tree *t);
 /* Whether WAL segment `number` (below the log number) may be deleted: no index needs it.
@@ -64,6 +70,7 @@ struct lsm_tree {
     void *hook_arg;
     uint64_t wal_last_seq;     /* the last sequence appended to the current segment (leader) */
     uint64_t wal_retain_seq;   /* atomic: segments holding a later sequence are kept */
+    uint64_t wal_retain_ms;    /* atomic: closed segments younger than this are kept */
     lsm_wal_seg *wal_segs;     /* closed segments' highest sequences (wal_mu) */
     size_t nwal_segs, wal_segs_cap;
     uint64_t wal_min_txn;      /* the current segment's lowest transaction id (leader) */

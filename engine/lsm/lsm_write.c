@@ -127,7 +127,7 @@ static size_t payload_bytes(void *payload)
 kura_status lsm_insert_entry(void *arg, uint64_t seq, unsigned type, const uint8_t *key,
                              size_t klen, const uint8_t *val, size_t vlen)
 {
-    if (type == LSM_BATCH_IMAGE || type == LSM_BATCH_TXN || type == LSM_BATCH_SERVICE)
+    if (type == LSM_BATCH_IMAGE || type == LSM_BATCH_TXN || type == LSM_BATCH_META)
         return KURA_OK; /* for the WAL's readers only */
     return mt_add(arg, seq, type, key, klen, val, vlen);
 }

@@ -3,6 +3,8 @@
  */
 #include "engine/lsm/shared.h"
 
+#include <time.h>
+
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,4 +124,13 @@ uint64_t lsm_oldest_snapshot(lsm_shared *sh)
     uint64_t seq = sh->nsnaps ? sh->snaps[0] : lsm_visible(sh);
     kmutex_unlock(&sh->snap_mu);
     return seq;
+}
+
+uint64_t lsm_now_ms(lsm_shared *sh)
+{
+    if (sh->clock_ms)
+        return sh->clock_ms();
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }

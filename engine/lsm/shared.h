@@ -46,6 +46,10 @@ typedef struct lsm_options {
     /* Keep WAL segments past the flush until lsm_set_wal_retain says they are not needed (a
      * table with secondary indexes: its indexes are rebuilt from these segments). */
     bool retain_wals;
+    /* Keep closed WAL segments this long after they were closed, whatever else needs them
+     * (0: not for their age): a table's change stream reads its records from them (lsm.h,
+     * "The WAL as a change log"). lsm_set_wal_retain_ms changes it. */
+    uint64_t wal_retain_ms;
 } lsm_options;
 
 typedef struct lsm_tree lsm_tree; /* (lsm.h) */
@@ -84,6 +88,10 @@ typedef struct lsm_shared {
     kura_status (*txn_sync)(void *arg, lsm_tree *t);
     void *txn_arg;
 
+    /* The wall clock in ms since the epoch (WAL retention by age); NULL: CLOCK_REALTIME.
+     * Tests set their own. */
+    uint64_t (*clock_ms)(void);
+
     /* statistics, updated atomically */
     uint64_t flushes, compactions, write_slowdowns, table_unloads;
 } lsm_shared;
@@ -107,6 +115,9 @@ void lsm_seq_complete(lsm_shared *sh, uint64_t first, uint64_t last);
 void lsm_seq_wait(lsm_shared *sh, uint64_t seq);
 /* At open: all partitions recovered up to seq. */
 void lsm_seq_reset(lsm_shared *sh, uint64_t seq);
+
+/* sh->clock_ms(), or CLOCK_REALTIME in ms. */
+uint64_t lsm_now_ms(lsm_shared *sh);
 
 /* Pins the current visible sequence as a snapshot (compactions keep what it can see). */
 kura_status lsm_snapshot_acquire(lsm_shared *sh, uint64_t *seq_out);

@@ -105,14 +105,14 @@ static kura_status batch_fuzz_entry(void *arg, uint64_t seq, unsigned type, cons
 
     if (seq != st->next_seq ||
         (type != IKEY_TYPE_VALUE && type != IKEY_TYPE_DELETE && type != LSM_BATCH_IMAGE &&
-         type != LSM_BATCH_TXN && type != LSM_BATCH_SERVICE) ||
+         type != LSM_BATCH_TXN && type != LSM_BATCH_META) ||
         !batch_fuzz_inside(st, key, klen) || !batch_fuzz_inside(st, val, vlen))
         abort();
     /* a transaction's marker: the first entry only, a key and no value */
     if (type == LSM_BATCH_TXN && (st->n != 0 || vlen != 0 || val))
         abort();
-    /* a service batch's marker: likewise */
-    if (type == LSM_BATCH_SERVICE && (st->n != 0 || vlen != 0 || val))
+    /* a meta entry: no key, its 9 bytes */
+    if (type == LSM_BATCH_META && (klen != 0 || vlen != LSM_BATCH_META_BYTES))
         abort();
     st->next_seq++;
     st->n++;

@@ -4,8 +4,8 @@
  * sweeper deleting expired items from a table and its LSI and GSI, leaving items whose
  * attribute is missing, not a Number, in the future or more than five years old; a TTL
  * extended between the sweep's walk and its delete surviving (the conditional delete); disable
- * stopping deletion; the setting surviving a reopen; the background thread; the service
- * marker of the sweeper's write batches. Tables are made through kura_execute for brevity.
+ * stopping deletion; the setting surviving a reopen; the background thread; the sweeper's
+ * deletes marked as the service's in the WAL (what the change stream reads). Tables are made through kura_execute for brevity.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,7 +13,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine/db_int.h"
 #include "engine/lsm/batch.h"
+#include "engine/lsm/lsm.h"
+#include "engine/stream.h"
 #include "engine/table_int.h"
 #include "engine/ttl.h"
 #include "testutil.h"
@@ -415,37 +418,51 @@ static void test_definition_record(void **state)
 
 /* ---- The service marker ------------------------------------------------------------------ */
 
-static kura_status note_type(void *arg, uint64_t seq, unsigned type, const uint8_t *key,
-                             size_t klen, const uint8_t *val, size_t vlen)
+typedef struct service_seen {
+    size_t removes, service, inserts;
+} service_seen;
+
+static kura_status note_change(void *arg, const stream_change *c)
 {
-    (void)seq, (void)key, (void)klen, (void)val, (void)vlen;
-    unsigned *types = arg;
-    types[types[0]++ + 1] = type;
+    service_seen *v = arg;
+    if (c->event == STREAM_REMOVE) {
+        v->removes++;
+        v->service += c->service && c->time_ms > 0;
+    } else {
+        v->inserts += c->event == STREAM_INSERT && !c->service;
+    }
     return KURA_OK;
 }
 
+static kura_status note_record(void *arg, const uint8_t *rec, size_t len, lsm_wal_pos at)
+{
+    (void)at;
+    return stream_changes(rec, len, "ttl test", note_change, arg);
+}
+
+/* The sweeper's deletes, read back from the table's WAL as the change stream reads them,
+ * are the service's (a meta entry flagged LSM_META_SERVICE, with the time); users' writes are
+ * not. */
 static void test_service_marker(void **state)
 {
     (void)state;
-    lsm_batch b;
-    lsm_batch_init(&b);
-    assert_kura_ok(lsm_batch_service_marker(&b, "ttl"));
-    assert_kura_ok(lsm_batch_delete(&b, "k", 1));
-    assert_kura_status(lsm_batch_service_marker(&b, "ttl"), KURA_E_INVALID); /* first only */
-    const uint8_t *cause;
-    size_t n;
-    assert_true(lsm_rep_service(b.rep.data, b.rep.len, &cause, &n));
-    assert_int_equal(n, 3);
-    assert_memory_equal(cause, "ttl", 3);
-    unsigned types[4] = {0};
-    assert_kura_ok(lsm_rep_iterate(b.rep.data, b.rep.len, note_type, types, "test"));
-    assert_int_equal(types[0], 2);
-    assert_int_equal(types[1], LSM_BATCH_SERVICE);
-    assert_int_equal(types[2], 0); /* IKEY_TYPE_DELETE */
-    lsm_batch_clear(&b);
-    assert_kura_ok(lsm_batch_delete(&b, "k", 1));
-    assert_false(lsm_rep_service(b.rep.data, b.rep.len, &cause, &n));
-    lsm_batch_free(&b);
+    create_table_p(1);
+    int64_t now = clock_now;
+    for (int i = 0; i < 5; i++)
+        put_n(i, i < 3 ? now - 10 : now + 100);
+    assert_kura_ok(update(true, "exp"));
+    assert_int_equal(sweep(), 3);
+    kura_table *t;
+    assert_kura_ok(table_acquire(db, "ttl_t", &t));
+    lsm_tree *part = t->tree->parts[0];
+    lsm_wal_pos head, next;
+    assert_kura_ok(lsm_wal_head(part, &head));
+    service_seen v = {0};
+    assert_kura_ok(lsm_wal_read(part, head, 1000, note_record, &v, &next));
+    table_release(t);
+    assert_int_equal(v.inserts, 5);
+    assert_int_equal(v.removes, 3);
+    assert_int_equal(v.service, 3);
 }
 
 int main(void)
@@ -459,7 +476,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reopen_keeps_setting, setup, teardown),
         cmocka_unit_test_setup_teardown(test_background_sweeper, setup, teardown),
         cmocka_unit_test_setup_teardown(test_definition_record, setup, teardown),
-        cmocka_unit_test(test_service_marker),
+        cmocka_unit_test_setup_teardown(test_service_marker, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -182,6 +182,65 @@ static void test_addv(void **state)
 }
 
 /* The bytes on disk are exactly the ones docs/format/wal.md describes (its example). */
+/* Seeking to any record's offset reads from that record on; a limit at a record's end is a
+ * clean end there (a log still being appended to, read up to its writer's size). */
+static void test_seek_and_limit(void **state)
+{
+    rt_fixture *f = *state;
+    enum { N = 60 };
+    size_t lens[N];
+    uint64_t st = 7;
+    wal_writer *w = NULL;
+    assert_kura_ok(wal_writer_open(f->env, f->path, IO_KIND_WAL, &w));
+    uint8_t *buf = malloc(3 * 32768);
+    for (size_t i = 0; i < N; i++) {
+        lens[i] = test_rand(&st) % 4 == 0 ? 32768 + test_rand(&st) % 40000
+                                          : test_rand(&st) % 3000; /* some span blocks */
+        rt_fill(buf, lens[i], i);
+        assert_kura_ok(wal_writer_add(w, buf, lens[i]));
+    }
+    assert_kura_ok(wal_writer_close(w));
+    uint64_t off[N], end[N];
+    wal_reader *r = NULL;
+    assert_kura_ok(wal_reader_open(f->env, f->path, IO_KIND_WAL, &r));
+    for (size_t i = 0; i < N; i++) {
+        const uint8_t *rec;
+        size_t len;
+        assert_kura_ok(wal_reader_next(r, &rec, &len));
+        off[i] = wal_reader_record_offset(r);
+        end[i] = wal_reader_end_offset(r);
+    }
+    for (size_t i = 0; i < N; i += 3) {
+        size_t j = i + (size_t)(test_rand(&st) % (N - i)); /* read i..j */
+        assert_kura_ok(wal_reader_seek(r, off[i], end[j]));
+        for (size_t k = i; k <= j; k++) {
+            const uint8_t *rec;
+            size_t len;
+            assert_kura_ok(wal_reader_next(r, &rec, &len));
+            assert_int_equal(len, lens[k]);
+            rt_fill(buf, lens[k], k);
+            assert_memory_equal(rec, buf, len);
+            assert_int_equal(wal_reader_record_offset(r), off[k]);
+        }
+        const uint8_t *rec;
+        size_t len;
+        assert_int_equal(wal_reader_next(r, &rec, &len), KURA_E_NOT_FOUND);
+        assert_int_equal(wal_reader_torn_at(r), -1); /* a clean end, not a torn one */
+    }
+    /* no limit: to the end of the file; at the end: nothing */
+    assert_kura_ok(wal_reader_seek(r, off[N - 1], UINT64_MAX));
+    const uint8_t *rec;
+    size_t len;
+    assert_kura_ok(wal_reader_next(r, &rec, &len));
+    assert_int_equal(len, lens[N - 1]);
+    assert_int_equal(wal_reader_next(r, &rec, &len), KURA_E_NOT_FOUND);
+    assert_kura_ok(wal_reader_seek(r, end[N - 1], UINT64_MAX));
+    assert_int_equal(wal_reader_next(r, &rec, &len), KURA_E_NOT_FOUND);
+    assert_int_equal(wal_reader_torn_at(r), -1);
+    wal_reader_close(r);
+    free(buf);
+}
+
 static void test_format_bytes(void **state)
 {
     rt_fixture *f = *state;
@@ -305,6 +364,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_random_mix, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(test_every_start_offset, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(test_addv, rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_seek_and_limit, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(test_format_bytes, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(test_size_limit, rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(test_open_errors, rt_setup, rt_teardown),
