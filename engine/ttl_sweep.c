@@ -23,8 +23,10 @@
  * is what makes the sweep fast; the chunk bounds how long foreground writers of those items
  * wait. A sweep is paced so that it leaves the CPU to foreground work: after each chunk it
  * sleeps so that it works kura_options.ttl_sweep_duty_percent of its time (default half:
- * measured here, ~80,000 deletes/s beside foreground PutItems at ~0.8x of their rate without
- * a sweep, against ~230,000/s at 0.45x flat out; docs/BENCHMARKS.md, "Time to Live"). The work needs no state of its own: a sweep interrupted by a crash or a close is
+ * measured here, ~55,000 deletes/s beside a PutItem thread at ~0.8x of its rate without a
+ * sweep, against ~230,000/s at 0.45x flat out; docs/BENCHMARKS.md, "Time to Live").
+ *
+ * The work needs no state of its own: a sweep interrupted by a crash or a close is
  * simply done again by the next one. Sweeps are serialised (ttl_sweep_mu); a failed sweep
  * (a read-only partition) is retried at the next interval.
  */
