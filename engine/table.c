@@ -40,6 +40,14 @@ kura_status table_acquire(kura_db *db, const char *name, kura_table **t_out)
     return KURA_OK;
 }
 
+kura_status table_acquire_named(kura_db *db, const char *name, kura_table **t_out)
+{
+    if (table_acquire(db, name, t_out) == KURA_OK)
+        return KURA_OK;
+    return kura_err(KURA_E_RESOURCE_NOT_FOUND, "Requested resource not found: Table: %s not found",
+                    name ? name : "(null)");
+}
+
 void table_release(kura_table *t)
 {
     if (!t)
@@ -337,9 +345,8 @@ kura_status kura_describe_table(kura_db *db, const char *table_name,
     if (s != KURA_OK)
         return s;
     kura_table *t;
-    if (table_acquire(db, table_name, &t) != KURA_OK)
-        return kura_err(KURA_E_RESOURCE_NOT_FOUND,
-                        "Requested resource not found: Table: %s not found", table_name);
+    if ((s = table_acquire_named(db, table_name, &t)) != KURA_OK)
+        return s;
     s = table_describe(db, t, desc_out);
     table_release(t);
     return s;

@@ -104,6 +104,10 @@ typedef struct kura_table {
 /* Pins the table called `name`. KURA_E_RESOURCE_NOT_FOUND ("Requested resource not found")
  * if there is none. */
 kura_status table_acquire(kura_db *db, const char *name, kura_table **t_out);
+/* As table_acquire, with the message of the control-plane operations (DescribeTable,
+ * UpdateTable, UpdateTimeToLive, ...): "Requested resource not found: Table: <name> not
+ * found". */
+kura_status table_acquire_named(kura_db *db, const char *name, kura_table **t_out);
 void table_release(kura_table *t);
 
 /* The stripe lock of an item, by its storage key. */

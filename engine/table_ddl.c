@@ -311,9 +311,8 @@ kura_status kura_delete_table(kura_db *db, const char *table_name,
     if (s != KURA_OK)
         return s;
     kura_table *t;
-    if (table_acquire(db, table_name, &t) != KURA_OK)
-        return kura_err(KURA_E_RESOURCE_NOT_FOUND,
-                        "Requested resource not found: Table: %s not found", table_name);
+    if ((s = table_acquire_named(db, table_name, &t)) != KURA_OK)
+        return s;
     kura_table_description d;
     if ((s = table_describe(db, t, &d)) != KURA_OK) {
         table_release(t);
@@ -372,9 +371,8 @@ kura_status kura_update_table(kura_db *db, const kura_update_table_req *req,
         return kura_err(KURA_E_INVALID, "Given value %" PRIu64
                         " for WriteCapacityUnits is out of bounds", req->write_capacity_units);
     kura_table *t;
-    if (table_acquire(db, req->table_name, &t) != KURA_OK)
-        return kura_err(KURA_E_RESOURCE_NOT_FOUND,
-                        "Requested resource not found: Table: %s not found", req->table_name);
+    if ((s = table_acquire_named(db, req->table_name, &t)) != KURA_OK)
+        return s;
     if (req->global_secondary_index_updates_count) {
         s = table_gsi_update(db, t, req);
         if (s != KURA_OK || !settings) {

@@ -436,10 +436,9 @@ static kura_status find_index(kura_db *db, const char *table_name, const char *i
                               kura_table **t_out, int *i_out)
 {
     kura_table *t;
-    if (table_acquire(db, table_name, &t) != KURA_OK)
-        return kura_err(KURA_E_RESOURCE_NOT_FOUND,
-                        "Requested resource not found: Table: %s not found",
-                        table_name ? table_name : "(null)");
+    kura_status s = table_acquire_named(db, table_name, &t);
+    if (s != KURA_OK)
+        return s;
     int i = table_index_find(t, index_name);
     if (i < 0) {
         table_release(t);

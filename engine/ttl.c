@@ -125,9 +125,8 @@ kura_status kura_update_time_to_live(kura_db *db, const kura_update_time_to_live
     if (s != KURA_OK || (s = check_spec(req)) != KURA_OK)
         return s;
     kura_table *t;
-    if (table_acquire(db, req->table_name, &t) != KURA_OK)
-        return kura_err(KURA_E_RESOURCE_NOT_FOUND,
-                        "Requested resource not found: Table: %s not found", req->table_name);
+    if ((s = table_acquire_named(db, req->table_name, &t)) != KURA_OK)
+        return s;
     double now = now_precise(db);
     kmutex_lock(&db->tables_mu);
     if ((s = check_change(db, t, req, now)) == KURA_OK) {
@@ -162,9 +161,8 @@ kura_status kura_describe_time_to_live(kura_db *db, const char *table_name,
     if (s != KURA_OK)
         return s;
     kura_table *t;
-    if (table_acquire(db, table_name, &t) != KURA_OK)
-        return kura_err(KURA_E_RESOURCE_NOT_FOUND,
-                        "Requested resource not found: Table: %s not found", table_name);
+    if ((s = table_acquire_named(db, table_name, &t)) != KURA_OK)
+        return s;
     uint32_t tr = db->opts.ttl_transition_ms ? db->opts.ttl_transition_ms
                                              : TTL_DEFAULT_TRANSITION_MS;
     double now = now_precise(db);

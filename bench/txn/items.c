@@ -112,6 +112,28 @@ kura_status btx_put(kura_db *db, uint64_t index)
     return s == KURA_OK ? s : btx_fail(s, "PutItem");
 }
 
+/* Partition keys of one PutItem thread's own items. */
+#define BTX_PUT_RANGE 100000000ull
+
+uint64_t btx_put_first(uint32_t t)
+{
+    return (uint64_t)(1 + t) * BTX_PUT_RANGE * BENCH_ITEMS_PER_PK;
+}
+
+kura_status btx_put_work(btx_worker *w)
+{
+    uint64_t first = btx_put_first(w->id);
+    while (!atomic_load(w->stop)) {
+        uint64_t t0 = btx_call_begin(w);
+        kura_status s = btx_put(w->c->db, first + w->items);
+        btx_call_end(w, t0);
+        if (s != KURA_OK) return s;
+        w->ops++;
+        w->items++;
+    }
+    return KURA_OK;
+}
+
 kura_status btx_make_pairs(uint32_t parts, uint64_t first_group, uint64_t npairs, btx_pair **out)
 {
     if (parts < 2)

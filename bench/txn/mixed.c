@@ -22,26 +22,6 @@
 #define MIX_TXN_PAIRS 400
 #define MIX_TXN_FIRST_THREAD 64 /* the transaction threads' ranges come after the PutItems' */
 
-/* The first item of PutItem thread t. */
-static uint64_t put_first(uint32_t t)
-{
-    return (uint64_t)(1 + t) * MIX_GROUP_RANGE * BENCH_ITEMS_PER_PK;
-}
-
-static kura_status put_work(btx_worker *w)
-{
-    uint64_t first = put_first(w->id);
-    while (!atomic_load(w->stop)) {
-        uint64_t t0 = btx_call_begin(w);
-        kura_status s = btx_put(w->c->db, first + w->items);
-        btx_call_end(w, t0);
-        if (s != KURA_OK) return s;
-        w->ops++;
-        w->items++;
-    }
-    return KURA_OK;
-}
-
 static kura_status txn_work(btx_worker *w)
 {
     const btx_pair *pairs = w->arg;
@@ -63,7 +43,7 @@ static kura_status mixed_check(btx_ctx *c, const btx_worker *ws, uint32_t nput, 
     uint64_t *want = calloc(c->parts, sizeof *want);
     if (!want) return kura_err(KURA_E_NOMEM, "counts");
     for (uint32_t t = 0; t < nput; t++)
-        btx_count_range(put_first(t), ws[t].items, c->parts, want);
+        btx_count_range(btx_put_first(t), ws[t].items, c->parts, want);
     for (uint32_t k = 0; k < ntxn; k++) {
         uint64_t n = ws[nput + k].ops < MIX_TXN_PAIRS ? ws[nput + k].ops : MIX_TXN_PAIRS;
         for (uint64_t i = 0; i < n; i++) {
@@ -113,7 +93,7 @@ kura_status btx_run_mixed(btx_ctx *c, bool txn, bench_run *run)
     atomic_bool stop_put = false, stop_txn = false;
     for (uint32_t t = 0; t < nput && s == KURA_OK; t++)
         ws[t] = (btx_worker){
-            .c = c, .fn = put_work, .id = t, .slot = 1 + t, .nthreads = nput, .stop = &stop_put};
+            .c = c, .fn = btx_put_work, .id = t, .slot = 1 + t, .nthreads = nput, .stop = &stop_put};
     for (uint32_t k = 0; k < ntxn && s == KURA_OK; k++)
         ws[nput + k] = (btx_worker){.c = c,
                                     .fn = txn_work,

@@ -31,7 +31,6 @@
 #include "util/status.h"
 
 #define TTL_ATTR "exp"
-#define TTL_PUT_RANGE 100000000ull /* partition keys of one PutItem thread's own items */
 
 /* Loads items 0 .. n-1, each with "exp" a minute in the past, 25 per BatchWriteItem. */
 static kura_status load_expired(kura_db *db, uint64_t n)
@@ -106,25 +105,6 @@ kura_status btx_run_ttl_sweep(btx_ctx *c, bench_run *run)
     return s;
 }
 
-static uint64_t put_first(uint32_t t)
-{
-    return (uint64_t)(1 + t) * TTL_PUT_RANGE * BENCH_ITEMS_PER_PK;
-}
-
-static kura_status put_work(btx_worker *w)
-{
-    uint64_t first = put_first(w->id);
-    while (!atomic_load(w->stop)) {
-        uint64_t t0 = btx_call_begin(w);
-        kura_status s = btx_put(w->c->db, first + w->items);
-        btx_call_end(w, t0);
-        if (s != KURA_OK) return s;
-        w->ops++;
-        w->items++;
-    }
-    return KURA_OK;
-}
-
 kura_status btx_run_ttl_put(btx_ctx *c, bool sweeping, bench_run *run)
 {
     const bench_config *cfg = c->cfg;
@@ -135,7 +115,7 @@ kura_status btx_run_ttl_put(btx_ctx *c, bool sweeping, bench_run *run)
     atomic_bool stop = false;
     for (uint32_t t = 0; t < nput && s == KURA_OK; t++)
         ws[t] = (btx_worker){
-            .c = c, .fn = put_work, .id = t, .slot = 1 + t, .nthreads = nput, .stop = &stop};
+            .c = c, .fn = btx_put_work, .id = t, .slot = 1 + t, .nthreads = nput, .stop = &stop};
     uint64_t deleted = 0;
     double sec = 0;
     if (s == KURA_OK) {
@@ -159,7 +139,7 @@ kura_status btx_run_ttl_put(btx_ctx *c, bool sweeping, bench_run *run)
     if (s == KURA_OK && !want) s = kura_err(KURA_E_NOMEM, "counts");
     if (s == KURA_OK) {
         for (uint32_t t = 0; t < nput; t++)
-            btx_count_range(put_first(t), ws[t].items, c->parts, want);
+            btx_count_range(btx_put_first(t), ws[t].items, c->parts, want);
         if (!sweeping) btx_count_range(0, cfg->num, c->parts, want);
         s = btx_check_parts(c, want);
     }

@@ -144,6 +144,11 @@ kura_status btx_workers_join(btx_worker *ws, uint32_t n, kura_status s);
  * time to its histogram. */
 uint64_t btx_call_begin(btx_worker *w);
 void btx_call_end(btx_worker *w, uint64_t t0);
+/* PutItem threads beside other work (put_mixed*, ttl_put_*): thread t writes new items of its
+ * own, from btx_put_first(t) on (a range of partition keys per thread); btx_put_work is their
+ * loop, until *stop, counting items. */
+uint64_t btx_put_first(uint32_t t);
+kura_status btx_put_work(btx_worker *w);
 /* The workers' histograms merged: p50/p99 into run, the maximum as extra "max_ms". */
 void btx_hist_report(btx_worker *ws, uint32_t n, bench_run *run);
 
