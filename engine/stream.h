@@ -78,4 +78,21 @@ typedef kura_status (*stream_rec_fn)(void *arg, const stream_change *c, stream_p
 kura_status stream_read(struct kura_db *db, struct lsm_tree *part, stream_pos from,
                         size_t max_changes, stream_rec_fn fn, void *arg, stream_pos *next_out);
 
+/* ---- Names (engine/stream_ids.c) ----------------------------------------------------------
+ *
+ * A stream's label is its creation time, "2026-11-27T01:58:00.123" (UTC), as DynamoDB's; its
+ * ARN is the table's followed by "/stream/" and the label. A shard id names the stream's
+ * creation (ms) and the partition: "shardId-00000001795743480123-00000003". A sequence
+ * number is a change's position, 25 digits: the WAL segment (10), the record's offset (10),
+ * the change's number in the record (5); it grows in a shard's order (DynamoDB's are 21 to
+ * 40 digits and compared as numbers). */
+enum { STREAM_LABEL_LEN = 23, STREAM_SHARD_ID_LEN = 37, STREAM_SEQNUM_LEN = 25 };
+void stream_label(uint64_t ms, char out[STREAM_LABEL_LEN + 1]);
+bool stream_label_parse(const char *s, uint64_t *ms_out);
+void stream_shard_id(uint64_t label_ms, uint32_t part, char out[STREAM_SHARD_ID_LEN + 1]);
+bool stream_shard_parse(const char *s, uint64_t *label_ms_out, uint32_t *part_out);
+/* False if the position does not fit (a segment or offset of more than 10 digits). */
+bool stream_seqnum(stream_pos p, char out[STREAM_SEQNUM_LEN + 1]);
+bool stream_seqnum_parse(const char *s, stream_pos *out);
+
 #endif
