@@ -53,7 +53,10 @@ extern "C" {
     X(KURA_E_IDEMPOTENT_MISMATCH, 17, "idempotent parameter mismatch")                         \
     X(KURA_E_COLLECTION_SIZE, 18, "item collection size limit exceeded")                       \
     X(KURA_E_LIMIT_EXCEEDED, 19, "limit exceeded")                                             \
-    X(KURA_E_TXN_IN_PROGRESS, 20, "transaction in progress")
+    X(KURA_E_TXN_IN_PROGRESS, 20, "transaction in progress")                                   \
+    /* DynamoDB Streams' error types */                                                         \
+    X(KURA_E_EXPIRED_ITERATOR, 21, "shard iterator expired")                                   \
+    X(KURA_E_TRIMMED_DATA, 22, "stream records trimmed")
 
 typedef enum kura_status {
 #define KURA_STATUS_ENUM_(name, value, msg) name = value,
@@ -136,6 +139,13 @@ typedef struct kura_options {
      * from kura_update_time_to_live / kura_describe_time_to_live, so it must be thread-safe. */
     int64_t (*ttl_clock)(void *arg);
     void *ttl_clock_arg;
+    /* Change streams (docs/architecture.md, "Change stream"). A stream's records are kept for
+     * stream_retention_ms after they were written (0 = DynamoDB's 24 hours), however often
+     * the memtables flush; a disabled stream stays readable as long. A shard iterator expires
+     * stream_iterator_ttl_ms after GetShardIterator or GetRecords made it (0 = DynamoDB's 15
+     * minutes). Tests set a few ms to reach trimming and expiry. */
+    uint64_t stream_retention_ms;
+    uint32_t stream_iterator_ttl_ms;
 } kura_options;
 
 /* Fills *opts with the defaults above. */
@@ -309,6 +319,8 @@ void kura_get_stats(kura_db *db, kura_stats *stats_out);
  *   KURA_E_CONDITION_FAILED     ConditionalCheckFailedException
  *   KURA_E_LIMIT_EXCEEDED       LimitExceededException
  *   KURA_E_COLLECTION_SIZE      ItemCollectionSizeLimitExceededException
+ *   KURA_E_EXPIRED_ITERATOR     ExpiredIteratorException (DynamoDB Streams)
+ *   KURA_E_TRIMMED_DATA         TrimmedDataAccessException (DynamoDB Streams)
  * and the storage errors above (KURA_E_IO, KURA_E_CORRUPTION, KURA_E_NOSPC, KURA_E_READONLY,
  * KURA_E_NOMEM) are InternalServerError. The request structs mirror DynamoDB's parameters
  * (same names in snake case); zero-initialise a request, then set what you need.
@@ -541,6 +553,27 @@ typedef struct kura_index_stats {
 kura_status kura_index_stats_get(kura_db *db, const char *table_name, const char *index_name,
                                  kura_index_stats *stats_out);
 
+/* A table's change stream (DynamoDB Streams): what each record carries besides the item's key
+ * attributes. */
+typedef enum kura_stream_view_type {
+    KURA_STREAM_VIEW_UNSET = 0,
+    KURA_STREAM_KEYS_ONLY,
+    KURA_STREAM_NEW_IMAGE,
+    KURA_STREAM_OLD_IMAGE,
+    KURA_STREAM_NEW_AND_OLD_IMAGES,
+} kura_stream_view_type;
+/* "KEYS_ONLY", ...; NULL for UNSET or a value out of range. */
+const char *kura_stream_view_type_name(kura_stream_view_type v);
+
+/* StreamSpecification of CreateTable and UpdateTable. Enabling needs a view type
+ * ("Invalid StreamViewType: Stream ViewType must not be null or empty when enabling
+ * streams."); disabling takes none. */
+typedef struct kura_stream_specification {
+    bool given;
+    bool stream_enabled;
+    kura_stream_view_type stream_view_type;
+} kura_stream_specification;
+
 typedef struct kura_create_table_req {
     const char *table_name;
     const kura_attribute_definition *attribute_definitions;
@@ -556,6 +589,7 @@ typedef struct kura_create_table_req {
     size_t local_secondary_indexes_count;
     const kura_index_def *global_secondary_indexes; /* 0..20 */
     size_t global_secondary_indexes_count;
+    kura_stream_specification stream_specification; /* `given` false: no stream */
 } kura_create_table_req;
 
 /* One of UpdateTable's GlobalSecondaryIndexUpdates. */
@@ -588,6 +622,11 @@ typedef struct kura_update_table_req {
      * writable throughout. A deleted one is DELETING until its trees are dropped. */
     const kura_gsi_update *global_secondary_index_updates;
     size_t global_secondary_index_updates_count;
+    /* Enables a stream (a new one, with a new ARN and label: "Table already has an enabled
+     * stream" if one is on) or disables it ("Table has no stream to disable"); a disabled
+     * stream's records stay readable for kura_options.stream_retention_ms, its shards
+     * closed. */
+    kura_stream_specification stream_specification;
 } kura_update_table_req;
 
 /* What DescribeTable returns. Every pointer is owned by the description and freed by
@@ -613,6 +652,12 @@ typedef struct kura_table_description {
     size_t local_secondary_indexes_count;
     kura_index_description *global_secondary_indexes; /* NULL when none */
     size_t global_secondary_indexes_count;
+    /* StreamSpecification (shown while a stream is enabled: stream_enabled true), and the
+     * last stream the table had, enabled or not (NULL if it never had one). */
+    bool stream_enabled;
+    kura_stream_view_type stream_view_type;
+    char *latest_stream_label; /* "2026-11-27T01:58:00.123" */
+    char *latest_stream_arn;   /* table_arn + "/stream/" + label */
 } kura_table_description;
 
 void kura_table_description_free(kura_table_description *d);
@@ -680,6 +725,123 @@ kura_status kura_describe_time_to_live(kura_db *db, const char *table_name,
  * background sweeper does every ttl_sweep_interval_ms; *deleted_out (may be NULL) is the
  * number of items it deleted. Storage errors. */
 kura_status kura_ttl_sweep(kura_db *db, uint64_t *deleted_out);
+
+/* ---- Change streams (DynamoDB Streams, API version 2012-08-10) ------------------------------
+ *
+ * A table with a stream enabled records every change of an item, in the order of its writes:
+ * INSERT (the item did not exist), MODIFY (it differed), REMOVE (it existed); a write that
+ * changes nothing (a put of an equal item, a delete of nothing) makes no record. A
+ * transaction's writes all carry its time; Time to Live deletes carry the service identity.
+ * A stream has one shard per partition of its table, open while the stream is enabled and
+ * closed (an ending sequence number) once disabled; shards have no parents (kura does not
+ * split them). Records are read from the table's WAL (docs/architecture.md, "Change
+ * stream") and kept for kura_options.stream_retention_ms; a table's streams go with the
+ * table at DeleteTable. */
+
+/* ListStreams' entry. Every pointer is owned. */
+typedef struct kura_stream_summary {
+    char *stream_arn;
+    char *table_name;
+    char *stream_label;
+} kura_stream_summary;
+
+/*
+ * ListStreams: the streams of `table_name` (NULL: of every table), enabled or readable still,
+ * ordered by ARN, after `exclusive_start_stream_arn` (NULL: from the first), at most `limit`
+ * (1..100; 0 = 100). *last_evaluated_out: the last ARN returned when more remain (else NULL).
+ * Free with kura_stream_summaries_free and kura_free. Errors: KURA_E_INVALID (limit, a bad
+ * table name), KURA_E_RESOURCE_NOT_FOUND (no such table: "Requested resource not found:
+ * Table: <name> not found").
+ */
+kura_status kura_list_streams(kura_db *db, const char *table_name,
+                              const char *exclusive_start_stream_arn, uint32_t limit,
+                              kura_stream_summary **streams_out, size_t *count_out,
+                              char **last_evaluated_out);
+void kura_stream_summaries_free(kura_stream_summary *s, size_t n);
+
+typedef struct kura_shard_description {
+    char *shard_id;                 /* "shardId-<20 digits>-<8 hex digits>" */
+    char *parent_shard_id;          /* NULL: kura's shards have none */
+    char *starting_sequence_number; /* the first record still kept */
+    char *ending_sequence_number;   /* NULL while the shard is open */
+} kura_shard_description;
+
+typedef struct kura_stream_description {
+    char *stream_arn;
+    char *stream_label;
+    const char *stream_status; /* static: "ENABLED" or "DISABLED" */
+    kura_stream_view_type stream_view_type;
+    double creation_request_date_time; /* seconds since the epoch */
+    char *table_name;
+    kura_key_schema_element *key_schema; /* the table's, HASH first */
+    size_t key_schema_count;
+    kura_shard_description *shards;
+    size_t shards_count;
+    char *last_evaluated_shard_id; /* more shards remain after this one; NULL if none */
+} kura_stream_description;
+void kura_stream_description_free(kura_stream_description *d);
+
+/*
+ * DescribeStream: the stream and its shards in order, after `exclusive_start_shard_id` (NULL:
+ * from the first), at most `limit` (1..100; 0 = 100). Errors: KURA_E_RESOURCE_NOT_FOUND
+ * ("Requested resource not found: Stream: <arn> not found"; also a stream older than the
+ * retention, or of a deleted table), KURA_E_INVALID (limit, an ARN that is not a stream's).
+ */
+kura_status kura_describe_stream(kura_db *db, const char *stream_arn, uint32_t limit,
+                                 const char *exclusive_start_shard_id,
+                                 kura_stream_description *desc_out);
+
+typedef enum kura_shard_iterator_type {
+    KURA_ITER_TRIM_HORIZON = 1,     /* the oldest record kept */
+    KURA_ITER_LATEST,               /* just after the newest: only later records */
+    KURA_ITER_AT_SEQUENCE_NUMBER,   /* at `sequence_number` */
+    KURA_ITER_AFTER_SEQUENCE_NUMBER /* just after it */
+} kura_shard_iterator_type;
+
+/*
+ * GetShardIterator: an iterator (a malloc'ed string, free with kura_free) of the shard
+ * `shard_id` of the stream, valid for kura_options.stream_iterator_ttl_ms. sequence_number is
+ * needed by the AT_/AFTER_ types only. Errors: KURA_E_RESOURCE_NOT_FOUND (no such stream:
+ * "Requested resource not found: Stream: <arn> not found"; "Shard does not exist"),
+ * KURA_E_INVALID ("Invalid ShardIteratorType.", a missing or malformed sequence number:
+ * "One or more parameter values were invalid: Invalid SequenceNumber"; a sequence number
+ * past the shard's end), KURA_E_TRIMMED_DATA (a sequence number older than the oldest record
+ * kept).
+ */
+kura_status kura_get_shard_iterator(kura_db *db, const char *stream_arn, const char *shard_id,
+                                    kura_shard_iterator_type type, const char *sequence_number,
+                                    char **iterator_out);
+
+/* One stream record (GetRecords' Records entry). Images are maps (items) owned by the record,
+ * NULL when the view type or the event has none. */
+typedef struct kura_stream_record {
+    char event_id[41];          /* unique within the stream */
+    const char *event_name;     /* static: "INSERT", "MODIFY", "REMOVE" */
+    double approximate_creation_date_time; /* seconds since the epoch, rounded down */
+    kura_value *keys;           /* the item's key attributes */
+    kura_value *new_image;
+    kura_value *old_image;
+    char sequence_number[26];   /* 25 digits, growing in the shard's order */
+    uint64_t size_bytes;        /* DynamoDB's sizes of keys and the images carried */
+    kura_stream_view_type stream_view_type;
+    bool service;               /* made by Time to Live: userIdentity {"type": "Service",
+                                 * "principalId": "dynamodb.amazonaws.com"} */
+} kura_stream_record;
+
+/*
+ * GetRecords: up to `limit` records (1..1000; 0 = 1000) and at most about 1 MB of them from
+ * the iterator on, and the iterator to go on with (*next_iterator_out, kura_free; NULL once a
+ * closed shard is read to its end). An open shard with nothing new gives no records and an
+ * iterator at the same place. Free the records with kura_stream_records_free. Errors:
+ * KURA_E_INVALID ("Invalid ShardIterator", limit), KURA_E_EXPIRED_ITERATOR (older than
+ * stream_iterator_ttl_ms), KURA_E_TRIMMED_DATA (its records are past the retention),
+ * KURA_E_RESOURCE_NOT_FOUND (the stream is gone), storage errors (KURA_E_CORRUPTION names the
+ * WAL file and offset).
+ */
+kura_status kura_get_records(kura_db *db, const char *shard_iterator, uint32_t limit,
+                             kura_stream_record **records_out, size_t *count_out,
+                             char **next_iterator_out);
+void kura_stream_records_free(kura_stream_record *r, size_t n);
 
 /* ---- Single-item operations --------------------------------------------------------------- */
 
