@@ -322,7 +322,7 @@ kura_status kura_describe_stream(kura_db *db, const char *stream_arn, uint32_t l
     stream_label(r.label_ms, label);
     d.stream_status = r.closed_ms ? "DISABLED" : "ENABLED";
     d.stream_view_type = r.view;
-    d.creation_request_date_time = (double)(r.label_ms / 1000);
+    d.creation_request_date_time = (double)r.label_ms / 1000.0;
     bool ok = (d.stream_arn = strdup(r.arn)) && (d.stream_label = strdup(label)) &&
               (d.table_name = strdup(r.t->name)) &&
               (d.key_schema = calloc(2, sizeof *d.key_schema)) &&

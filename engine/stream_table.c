@@ -19,7 +19,12 @@
 #include "engine/table_int.h"
 #include "util/status.h"
 
-enum { DAY_MS = 24u * 3600u * 1000u };
+enum {
+    DAY_MS = 24u * 3600u * 1000u,
+    /* the streams a table keeps at once (enabled, and disabled within the retention): each
+     * costs its definition record 2 varints per partition */
+    STREAMS_MAX = 1000,
+};
 
 uint64_t stream_retention_ms(const kura_db *db)
 {
@@ -117,6 +122,10 @@ static kura_status retain_wals(kura_db *db, kura_table *t)
  * every earlier one's, its shards starting at the writers' positions. */
 static kura_status stream_append(kura_table *t, kura_stream_view_type view)
 {
+    if (t->nstreams >= STREAMS_MAX)
+        return kura_err(KURA_E_LIMIT_EXCEEDED, "Subscriber limit exceeded: table %s keeps %u "
+                        "streams (enabled, or disabled within the retention); no more can be "
+                        "enabled until the oldest expire", t->name, (unsigned)STREAMS_MAX);
     table_stream *v = realloc(t->streams, (t->nstreams + 1) * sizeof *v);
     if (!v)
         return kura_err(KURA_E_NOMEM, "table %s: out of memory", t->name);

@@ -625,7 +625,8 @@ typedef struct kura_update_table_req {
     /* Enables a stream (a new one, with a new ARN and label: "Table already has an enabled
      * stream" if one is on) or disables it ("Table has no stream to disable"); a disabled
      * stream's records stay readable for kura_options.stream_retention_ms, its shards
-     * closed. */
+     * closed. A table keeps at most 1000 streams within the retention
+     * (KURA_E_LIMIT_EXCEEDED). */
     kura_stream_specification stream_specification;
 } kura_update_table_req;
 
