@@ -447,8 +447,11 @@ static void test_disable_and_enable(void **state)
     assert_int_equal(n, 1);
     assert_non_null(last);
     kura_stream_summaries_free(ls, n);
-    assert_kura_ok(kura_list_streams(db, "st_toggle", last, 1, &ls, &n, &last));
+    char *after = last;
+    assert_kura_ok(kura_list_streams(db, "st_toggle", after, 1, &ls, &n, &last));
     assert_int_equal(n, 1);
+    assert_null(last); /* the second and last */
+    kura_free(after);
     kura_stream_summaries_free(ls, n);
     assert_int_equal(kura_list_streams(db, "st_nosuch", NULL, 0, &ls, &n, &last),
                      KURA_E_RESOURCE_NOT_FOUND);
