@@ -288,13 +288,6 @@ static kura_status evaluate(txn_act *acts, size_t n, bool want_metrics,
     return s;
 }
 
-static uint64_t wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* Appends a string (or its absence) to the request's canonical form. */
 static bool canon_str(kbuf *b, const char *str)
 {
@@ -355,7 +348,7 @@ static kura_status commit_writes(kura_db *db, txn_act *acts, size_t n, txn_token
     size_t np = 0;
     kura_status s = KURA_OK;
     kbuf enc = KBUF_INIT, oenc = KBUF_INIT;
-    uint64_t now = wall_ms(); /* every change of a transaction has its time */
+    uint64_t now = kwall_ms(); /* every change of a transaction has its time */
     for (size_t i = 0; i < n && s == KURA_OK; i++) {
         txn_act *x = &acts[i];
         if (!x->writes)
@@ -505,7 +498,7 @@ kura_status kura_transact_write_items(kura_db *db, const kura_transact_write_req
             s = txn_token_get(db, tok.token, &found, &hash, &ms);
         uint64_t window = db->opts.idempotency_window_ms ? db->opts.idempotency_window_ms
                                                          : 600000u;
-        if (s == KURA_OK && found && wall_ms() < ms + window) {
+        if (s == KURA_OK && found && kwall_ms() < ms + window) {
             if (hash != tok.hash)
                 s = kura_err(KURA_E_IDEMPOTENT_MISMATCH,
                              "DynamoDB rejected the request because you retried a request with "

@@ -74,7 +74,7 @@ static kura_status ref_acquire(kura_db *db, const char *table, uint64_t label_ms
     if (table_acquire(db, table, &r->t) != KURA_OK)
         return not_found(r->arn);
     kmutex_lock(&db->tables_mu);
-    const table_stream *x = table_stream_find(db, r->t, label_ms, stream_now_ms());
+    const table_stream *x = table_stream_find(db, r->t, label_ms, kwall_ms());
     bool ok = x != NULL;
     if (ok) {
         r->label_ms = x->label_ms;
@@ -189,7 +189,7 @@ kura_status kura_list_streams(kura_db *db, const char *table_name,
     kura_stream_summary *v = NULL;
     size_t n = 0, cap = 0;
     bool ok = true, found = !table_name;
-    uint64_t now = stream_now_ms();
+    uint64_t now = kwall_ms();
     kmutex_lock(&db->tables_mu);
     for (size_t i = 0; ok && i < db->ntables; i++) {
         const kura_table *t = db->tables[i];
@@ -484,7 +484,7 @@ kura_status kura_get_shard_iterator(kura_db *db, const char *stream_arn, const c
         ref_release(&r);
         return kura_err(KURA_E_RESOURCE_NOT_FOUND, "Shard does not exist");
     }
-    shard_iter it = {.label_ms = r.label_ms, .part = p, .made_ms = stream_now_ms()};
+    shard_iter it = {.label_ms = r.label_ms, .part = p, .made_ms = kwall_ms()};
     snprintf(it.table, sizeof it.table, "%s", r.t->name);
     lsm_wal_pos at;
     switch (type) {
@@ -556,7 +556,7 @@ static kura_status on_change(void *arg, const stream_change *c, stream_pos at)
     rec.stream_view_type = r->view;
     rec.service = c->service;
     rec.approximate_creation_date_time = (double)((c->time_ms ? c->time_ms
-                                                              : stream_now_ms()) / 1000);
+                                                              : kwall_ms()) / 1000);
     if (!stream_seqnum(at, rec.sequence_number))
         return kura_err(KURA_E_CORRUPTION, "%s: a stream position past the sequence numbers' "
                         "range (segment %" PRIu64 ", offset %" PRIu64 ")", r->t->tree->dir,
@@ -607,7 +607,7 @@ kura_status kura_get_records(kura_db *db, const char *shard_iterator, uint32_t l
     kura_status s = iter_parse(shard_iterator, &it);
     if (s != KURA_OK)
         return s;
-    uint64_t now = stream_now_ms();
+    uint64_t now = kwall_ms();
     uint64_t ttl = db->opts.stream_iterator_ttl_ms ? db->opts.stream_iterator_ttl_ms
                                                    : ITER_TTL_MS;
     if (now > it.made_ms + ttl) {

@@ -31,13 +31,6 @@ uint64_t stream_retention_ms(const kura_db *db)
     return db->opts.stream_retention_ms ? db->opts.stream_retention_ms : DAY_MS;
 }
 
-uint64_t stream_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 const char *kura_stream_view_type_name(kura_stream_view_type v)
 {
     static const char *const names[] = {
@@ -134,7 +127,7 @@ static kura_status stream_append(kura_table *t, kura_stream_view_type view)
     memset(x, 0, sizeof *x);
     if (!(x->start = calloc(t->partitions, sizeof *x->start)))
         return kura_err(KURA_E_NOMEM, "table %s: out of memory", t->name);
-    x->label_ms = stream_now_ms();
+    x->label_ms = kwall_ms();
     if (t->nstreams && x->label_ms <= t->streams[t->nstreams - 1].label_ms)
         x->label_ms = t->streams[t->nstreams - 1].label_ms + 1; /* labels name one stream */
     x->view = view;
@@ -203,7 +196,7 @@ static kura_status update_locked(kura_db *db, kura_table *t, const kura_stream_s
     if (!(last->end = calloc(t->partitions, sizeof *last->end)))
         return kura_err(KURA_E_NOMEM, "table %s: out of memory", t->name);
     wal_tails(t, last->end);
-    last->closed_ms = stream_now_ms();
+    last->closed_ms = kwall_ms();
     if (last->closed_ms < last->label_ms)
         last->closed_ms = last->label_ms; /* the wall clock went back */
     atomic_store(&t->stream_on, false);
@@ -222,7 +215,7 @@ kura_status table_stream_update(kura_db *db, kura_table *t, const kura_stream_sp
     kura_status s = sp->stream_enabled ? retain_wals(db, t) : KURA_OK;
     if (s == KURA_OK) {
         kmutex_lock(&db->tables_mu);
-        prune(db, t, stream_now_ms());
+        prune(db, t, kwall_ms());
         s = update_locked(db, t, sp);
         kmutex_unlock(&db->tables_mu);
     }

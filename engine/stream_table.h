@@ -31,8 +31,6 @@ typedef struct table_stream {
 
 /* kura_options.stream_retention_ms, or its default (24 hours). */
 uint64_t stream_retention_ms(const kura_db *db);
-/* The wall clock of the streams, ms since the epoch. */
-uint64_t stream_now_ms(void);
 
 /* CreateTable's and UpdateTable's checks of a StreamSpecification that is given. */
 kura_status stream_spec_check(const kura_stream_specification *sp);

@@ -147,7 +147,7 @@ static kura_status table_write_imaged(kura_table *t, const uint8_t *skey, size_t
         s = val_encode(old, &oenc);
     if (s == KURA_OK)
         s = tree_write_imaged(t->tree, skey, len, item ? enc.data : NULL, enc.len, oenc.data,
-                              oenc.len, stream ? stream_now_ms() : 0);
+                              oenc.len, stream ? kwall_ms() : 0);
     kbuf_free(&enc);
     kbuf_free(&oenc);
     return s;

@@ -42,13 +42,6 @@
 
 /* The wall clock in ms, for the meta entry of a batch of deletes (the time its stream records
  * show). */
-static uint64_t sweep_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 enum {
     SWEEP_CHUNK = 64,
     SWEEP_WALK_CHECK = 4096, /* items walked between two looks at the stop conditions */
@@ -118,7 +111,7 @@ static kura_status delete_chunk_locked(kura_table *t, uint32_t part, const char 
     lsm_batch b;
     lsm_batch_init(&b);
     uint64_t n = 0;
-    kura_status s = lsm_batch_meta(&b, sweep_now_ms(), LSM_META_SERVICE);
+    kura_status s = lsm_batch_meta(&b, kwall_ms(), LSM_META_SERVICE);
     for (size_t i = 0; i < c->n && s == KURA_OK; i++) {
         const uint8_t *key = c->keys.data + c->off[i];
         size_t klen = c->off[i + 1] - c->off[i];

@@ -581,18 +581,11 @@ uint64_t txn_log_watermark(kura_db *db)
     return g;
 }
 
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 kura_status txn_log_collect(kura_db *db, uint64_t watermark)
 {
     if (!db->txn)
         return KURA_OK;
-    uint64_t now = now_ms();
+    uint64_t now = kwall_ms();
     uint64_t window = db->opts.idempotency_window_ms ? db->opts.idempotency_window_ms : 600000u;
     kura_iter *it = NULL;
     kura_status s = kura_iter_new(db->txn, NULL, &it);

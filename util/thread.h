@@ -59,6 +59,14 @@ static inline uint64_t know_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Wall-clock time in milliseconds since the epoch (CLOCK_REALTIME): the times users see. */
+static inline uint64_t kwall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
 typedef pthread_t kthread;
 /* Starts fn(arg) in a new thread; returns false if the thread could not be created. */
 bool kthread_start(kthread *t, void *(*fn)(void *), void *arg);

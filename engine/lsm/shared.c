@@ -128,9 +128,5 @@ uint64_t lsm_oldest_snapshot(lsm_shared *sh)
 
 uint64_t lsm_now_ms(lsm_shared *sh)
 {
-    if (sh->clock_ms)
-        return sh->clock_ms();
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    return sh->clock_ms ? sh->clock_ms() : kwall_ms();
 }
