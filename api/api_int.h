@@ -60,6 +60,22 @@ extern const api_op api_op_query, api_op_scan;                              /* r
 extern const api_op api_op_batch_get_item, api_op_batch_write_item;         /* req_batch.c */
 extern const api_op api_op_transact_write_items, api_op_transact_get_items; /* req_transact.c */
 extern const api_op api_op_update_time_to_live, api_op_describe_time_to_live; /* req_ttl.c */
+extern const api_op api_op_list_streams, api_op_describe_stream, api_op_get_shard_iterator,
+    api_op_get_records; /* req_streams.c */
+
+/* ---- Change streams (stream_spec.c, req_streams.c) ------------------------------------------ */
+
+/* CreateTable's and UpdateTable's StreamSpecification member (API_F_STREAM_SPEC below). */
+extern const api_field api_stream_spec_fields[];
+/* The (checked) request's StreamSpecification into *out (`given` false when absent), with the
+ * checks the engine cannot make from the struct (stream_spec.c). */
+kura_status api_stream_spec_decode(const jd_t *req, kura_stream_specification *out);
+/* "KEYS_ONLY", ... ("" for a value out of range). Static. */
+const char *api_stream_view_name(kura_stream_view_type v);
+/* A ListStreams entry {"StreamArn","TableName","StreamLabel"} / a GetRecords record {"eventID",
+ * ..., "dynamodb": {...}[, "userIdentity"]} appended to b as JSON. */
+kura_status api_write_stream_summary(kbuf *b, const kura_stream_summary *st);
+kura_status api_write_stream_record(kbuf *b, const kura_stream_record *r);
 
 /* ---- Attribute values (json_value.c) ---------------------------------------------------- */
 
@@ -229,6 +245,11 @@ extern const api_field api_expected_value, api_condition_value, api_string_elem;
 #define API_F_BOOL(n_)                                                                             \
     {                                                                                              \
         .name = n_, .type = AT_BOOLEAN, .flags = 0                                                 \
+    }
+#define API_F_STREAM_SPEC                                                                          \
+    {                                                                                              \
+        .name = "StreamSpecification", .type = AT_FSTRUCT, .flags = 0,                             \
+        .subtype = "StreamSpecification", .fields = api_stream_spec_fields                         \
     }
 #define API_F_END                                                                                  \
     {                                                                                              \
