@@ -80,11 +80,32 @@ static kura_status check_options(const kura_options *o)
     return KURA_OK;
 }
 
-/* Syncs every WAL every relaxed_sync_ms, so relaxed writes are durable within that bound. */
+/* How often the WAL segments of tables with streams are checked for their age: a tenth of the
+ * retention, at most every 10 s. */
+static uint64_t trim_interval_ns(const kura_db *db)
+{
+    uint64_t ms = db->opts.stream_retention_ms ? db->opts.stream_retention_ms / 10 : 10000;
+    return (ms > 10000 ? 10000 : ms ? ms : 1) * 1000000ull;
+}
+
+/* Deletes the WAL segments of stream tables past the retention (a flush does it too; this is
+ * for tables no one writes). db->mu held. */
+static void trim_stream_wals(kura_db *db)
+{
+    for (size_t i = 0; i < db->ntrees; i++) {
+        kura_tree *t = db->trees[i];
+        for (uint32_t p = 0; (t->flags & TREE_STREAM) && p < t->nparts; p++)
+            lsm_trim_wals(t->parts[p]);
+    }
+}
+
+/* Syncs every WAL every relaxed_sync_ms, so relaxed writes are durable within that bound;
+ * collects the transaction log and trims the streams' WALs now and then. */
 static void *syncer_main(void *arg)
 {
     kura_db *db = arg;
     uint64_t next_collect = know_ns() + TXN_COLLECT_MS * 1000000ull;
+    uint64_t next_trim = know_ns() + trim_interval_ns(db);
     kmutex_lock(&db->mu);
     while (!db->stopping) {
         kcond_timedwait(&db->syncer_cv, &db->mu, (uint64_t)db->opts.relaxed_sync_ms * 1000000u);
@@ -103,6 +124,10 @@ static void *syncer_main(void *arg)
             kura_tree *t = db->trees[i];
             for (uint32_t p = 0; p < t->nparts; p++)
                 lsm_sync_wal(t->parts[p]); /* a failure turns the partition read-only */
+        }
+        if (know_ns() >= next_trim) {
+            trim_stream_wals(db);
+            next_trim = know_ns() + trim_interval_ns(db);
         }
         if (db->txn)
             lsm_sync_wal(db->txn->parts[0]);

@@ -19,6 +19,8 @@
 enum {
     TREE_NO_WAL = 2,      /* a secondary index: written by the index layer, no WAL (lsm.h) */
     TREE_RETAIN_WALS = 4, /* a table with indexes: WAL segments kept until they index it */
+    TREE_STREAM = 8,      /* a table that has had a stream: WAL segments kept for the
+                           * stream's retention (engine/stream_table.h) */
 };
 
 struct kura_tree {
@@ -27,7 +29,7 @@ struct kura_tree {
     char *dir;
     uint32_t nparts;
     bool hash_prefixed;
-    uint32_t flags; /* TREE_NO_WAL, TREE_RETAIN_WALS */
+    uint32_t flags; /* TREE_NO_WAL, TREE_RETAIN_WALS, TREE_STREAM */
     lsm_tree **parts;
 };
 
@@ -108,13 +110,14 @@ bool tree_name_valid(const char *name);
 kura_status tree_add_flags(kura_db *db, kura_tree *t, uint32_t flags);
 /* The open tree called `name`: KURA_E_NOT_FOUND (no message) if there is none. */
 kura_status tree_find(kura_db *db, const char *name, kura_tree **tree_out);
-/* kura_tree_open with tree flags (TREE_NO_WAL, TREE_RETAIN_WALS), fixed at creation. */
+/* kura_tree_open with tree flags (TREE_NO_WAL, TREE_RETAIN_WALS, TREE_STREAM). */
 kura_status tree_open_flags(kura_db *db, const char *name, const kura_tree_options *topts,
                             uint32_t flags, kura_tree **tree_out);
-/* Writes [put `val` (or delete when val is NULL), image `old`] under one key as one batch
- * (engine/lsm/batch.h): the item layer's write to a table with indexes. */
+/* Writes [meta, put `val` (or delete when val is NULL), image `old`] under one key as one
+ * batch (engine/lsm/batch.h): the item layer's write to a table that needs images. The meta
+ * entry (the time, for a change stream) only when meta_ms is not 0. */
 kura_status tree_write_imaged(kura_tree *t, const void *key, size_t klen, const void *val,
-                              size_t vlen, const void *old, size_t oldlen);
+                              size_t vlen, const void *old, size_t oldlen, uint64_t meta_ms);
 /* Writes a batch whose keys all route to partition `part` with the database's durability
  * (the TTL sweeper's deletes). */
 kura_status tree_write_part(kura_tree *t, uint32_t part, lsm_batch *b);

@@ -161,7 +161,7 @@ kura_status item_write_locked(kura_table *t, const uint8_t *skey, size_t klen,
     bool measured = false;
     kmutex *mu = table_item_lock(t, skey, klen);
     kmutex_lock(mu);
-    read_old |= table_has_indexes(t); /* its indexes are maintained from the old image */
+    read_old |= table_needs_images(t); /* its indexes and stream need the old image */
     kura_status s = read_old ? table_read(t, NULL, skey, klen, old, &found) : KURA_OK;
     if (s == KURA_OK && cond && !expr_eval_condition(cond, found ? old : NULL))
         s = kura_err(KURA_E_CONDITION_FAILED, "The conditional request failed");

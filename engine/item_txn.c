@@ -355,13 +355,20 @@ static kura_status commit_writes(kura_db *db, txn_act *acts, size_t n, txn_token
     size_t np = 0;
     kura_status s = KURA_OK;
     kbuf enc = KBUF_INIT, oenc = KBUF_INIT;
+    uint64_t now = wall_ms(); /* every change of a transaction has its time */
     for (size_t i = 0; i < n && s == KURA_OK; i++) {
         txn_act *x = &acts[i];
         if (!x->writes)
             continue;
         kura_tree *tree = x->t->tree;
         lsm_tree *part = tree->parts[kura_tree_partition_of(tree, x->key.data, x->key.len)];
+        size_t had = np;
         txn_piece *p = piece_for(pieces, &np, part);
+        /* a piece holds the writes of one table's partition: the meta entry first */
+        if (np > had && atomic_load_explicit(&x->t->stream_on, memory_order_relaxed))
+            s = lsm_batch_meta(&p->batch, now, 0);
+        if (s != KURA_OK)
+            break;
         bool del = x->req->op == KURA_TXN_DELETE;
         enc.len = 0;
         if (!del)
@@ -369,7 +376,7 @@ static kura_status commit_writes(kura_db *db, txn_act *acts, size_t n, txn_token
         if (s == KURA_OK)
             s = del ? lsm_batch_delete(&p->batch, x->key.data, x->key.len)
                     : lsm_batch_put(&p->batch, x->key.data, x->key.len, enc.data, enc.len);
-        if (s == KURA_OK && table_has_indexes(x->t)) { /* the old image, for the indexes */
+        if (s == KURA_OK && table_needs_images(x->t)) { /* the old image, for indexes, streams */
             oenc.len = 0;
             if (x->found)
                 s = val_encode(&x->old, &oenc);
@@ -378,7 +385,7 @@ static kura_status commit_writes(kura_db *db, txn_act *acts, size_t n, txn_token
         }
     }
     if (s == KURA_OK && tok)
-        tok->ms = wall_ms();
+        tok->ms = now;
     if (s == KURA_OK)
         s = txn_commit(db, pieces, np, db->opts.durability == KURA_SYNC, tok);
     for (size_t i = 0; i < n && s == KURA_OK; i++)

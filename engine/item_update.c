@@ -120,7 +120,7 @@ static kura_status update_locked(kura_table *t, const kbuf *key, const kura_upda
 {
     bool keep_old = req->return_values == KURA_RETURN_ALL_OLD ||
                     req->return_values == KURA_RETURN_UPDATED_OLD ||
-                    table_has_indexes(t); /* the old image goes to the WAL for the indexes */
+                    table_needs_images(t); /* the old image goes to the WAL */
     kmutex *mu = table_item_lock(t, key->data, key->len);
     kmutex_lock(mu);
     kura_status s = table_read(t, NULL, key->data, key->len, old, found);

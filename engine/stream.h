@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/lsm/lsm.h"
 #include "kura.h"
 
 typedef enum stream_event {
@@ -68,15 +69,18 @@ typedef struct stream_pos {
     uint32_t index;
 } stream_pos;
 
+/* KURA_E_BUSY from fn: stop before this change (it is read next time; not an error). */
 typedef kura_status (*stream_rec_fn)(void *arg, const stream_change *c, stream_pos at);
 
 /*
  * Calls fn for up to max_changes changes of `part` (a partition of a tree of `db` whose
- * writes carry images) from `from` on, stopping at the frontier. *next_out: where to go on.
+ * writes carry images) from `from` on, stopping at the frontier and before the record at
+ * `end` (a closed shard's end; {UINT64_MAX, UINT64_MAX}: none). *next_out: where to go on.
  * Errors: those of lsm_wal_read (KURA_E_NOT_FOUND: trimmed) and stream_changes, and fn's.
  */
 kura_status stream_read(struct kura_db *db, struct lsm_tree *part, stream_pos from,
-                        size_t max_changes, stream_rec_fn fn, void *arg, stream_pos *next_out);
+                        lsm_wal_pos end, size_t max_changes, stream_rec_fn fn, void *arg,
+                        stream_pos *next_out);
 
 /* ---- Names (engine/stream_ids.c) ----------------------------------------------------------
  *

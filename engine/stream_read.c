@@ -6,7 +6,7 @@
  *
  * The frontier. The leader appends a group to the WAL before it publishes it, and a
  * transaction's piece is in the WAL before its transaction is decided, so the tail of a WAL
- * can hold what no reader may see yet. A record is read only once its last sequence is
+ * can hold what no reader may see yet. A record is read only once its first sequence is
  * visible; a piece only once its transaction is no longer committing (txn_is_committing:
  * once it has stopped, its commit record exists or never will). The order of the two checks
  * on a piece matters: "not committing" first, then the commit record.
@@ -24,6 +24,7 @@ typedef struct read_ctx {
     kura_db *db;
     lsm_tree *part;
     stream_pos from;
+    lsm_wal_pos end;
     size_t max, n;
     stream_rec_fn fn;
     void *arg;
@@ -39,20 +40,25 @@ static kura_status on_change(void *arg, const stream_change *c)
     read_ctx *r = arg;
     if (r->first && c->index < r->from.index)
         return KURA_OK; /* read before */
-    if (r->n == r->max) {
+    stream_pos here = {r->at.segment, r->at.offset, c->index};
+    kura_status s = r->n == r->max ? KURA_E_BUSY : r->fn(r->arg, c, here);
+    if (s == KURA_E_BUSY) { /* full: go on from this change */
         r->full = true;
-        r->stop = (stream_pos){r->at.segment, r->at.offset, c->index};
+        r->stop = here;
         return KURA_E_BUSY;
     }
     r->n++;
-    return r->fn(r->arg, c, (stream_pos){r->at.segment, r->at.offset, c->index});
+    return s;
 }
 
 static kura_status on_record(void *arg, const uint8_t *rec, size_t len, lsm_wal_pos at)
 {
     read_ctx *r = arg;
-    if (r->n == r->max)
+    if (r->n == r->max || r->full)
         return KURA_E_BUSY;
+    if (at.segment > r->end.segment ||
+        (at.segment == r->end.segment && at.offset >= r->end.offset))
+        return KURA_E_BUSY; /* the shard ends before it */
     char what[4200];
     snprintf(what, sizeof what, "%s: the WAL record at %06llu.log offset %llu", r->part->dir,
              (unsigned long long)at.segment, (unsigned long long)at.offset);
@@ -64,8 +70,10 @@ static kura_status on_record(void *arg, const uint8_t *rec, size_t len, lsm_wal_
     kura_status s = lsm_rep_resolve(r->part, rec, len, what, &r->scratch, &apply, &res, &id);
     if (s != KURA_OK || !apply)
         return s; /* (a transaction that did not commit: nothing) */
-    uint32_t cnt = lsm_rep_count(res);
-    if (lsm_rep_seq(res) + (cnt ? cnt - 1 : 0) > lsm_visible(&r->db->sh))
+    /* Visibility moves from one group's last sequence to the next one's, so a record is
+     * published once its first sequence is. (Not its last: after a reopen the visible
+     * sequence is the last one applied, and a record's last entry may be an image.) */
+    if (lsm_rep_seq(res) > lsm_visible(&r->db->sh))
         return KURA_E_BUSY; /* not published yet */
     r->at = at;
     r->first = at.segment == r->from.segment && at.offset == r->from.offset;
@@ -73,11 +81,11 @@ static kura_status on_record(void *arg, const uint8_t *rec, size_t len, lsm_wal_
     return s == KURA_E_BUSY && r->full ? KURA_E_BUSY : s;
 }
 
-kura_status stream_read(kura_db *db, lsm_tree *part, stream_pos from, size_t max_changes,
-                        stream_rec_fn fn, void *arg, stream_pos *next_out)
+kura_status stream_read(kura_db *db, lsm_tree *part, stream_pos from, lsm_wal_pos end,
+                        size_t max_changes, stream_rec_fn fn, void *arg, stream_pos *next_out)
 {
-    read_ctx r = {.db = db, .part = part, .from = from, .max = max_changes, .fn = fn,
-                  .arg = arg, .scratch = KBUF_INIT};
+    read_ctx r = {.db = db, .part = part, .from = from, .end = end, .max = max_changes,
+                  .fn = fn, .arg = arg, .scratch = KBUF_INIT};
     lsm_wal_pos next;
     kura_status s = lsm_wal_read(part, (lsm_wal_pos){from.segment, from.offset}, SIZE_MAX,
                                  on_record, &r, &next);

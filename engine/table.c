@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "engine/collection.h"
+#include "engine/stream_table.h"
 #include "engine/table_int.h"
 #include "util/hash.h"
 #include "util/status.h"
@@ -135,9 +136,10 @@ static kbuf *enc_buf(void)
     return b;
 }
 
-/* A write with the old item's image (tables with indexes). */
+/* A write with the old item's image (table_needs_images), and the meta entry with the time
+ * when the table has a stream. */
 static kura_status table_write_imaged(kura_table *t, const uint8_t *skey, size_t len,
-                                      const kura_value *item, const kura_value *old)
+                                      const kura_value *item, const kura_value *old, bool stream)
 {
     kbuf enc = KBUF_INIT, oenc = KBUF_INIT;
     kura_status s = item ? val_encode(item, &enc) : KURA_OK;
@@ -145,7 +147,7 @@ static kura_status table_write_imaged(kura_table *t, const uint8_t *skey, size_t
         s = val_encode(old, &oenc);
     if (s == KURA_OK)
         s = tree_write_imaged(t->tree, skey, len, item ? enc.data : NULL, enc.len, oenc.data,
-                              oenc.len);
+                              oenc.len, stream ? stream_now_ms() : 0);
     kbuf_free(&enc);
     kbuf_free(&oenc);
     return s;
@@ -155,8 +157,9 @@ kura_status table_write(kura_table *t, const uint8_t *skey, size_t len, const ku
                         const kura_value *old)
 {
     kura_status s;
-    if (table_has_indexes(t)) {
-        s = table_write_imaged(t, skey, len, item, old);
+    bool stream = atomic_load_explicit(&t->stream_on, memory_order_relaxed);
+    if (stream || table_has_indexes(t)) {
+        s = table_write_imaged(t, skey, len, item, old, stream);
     } else if (!item) {
         s = kura_delete(t->tree, NULL, skey, len);
     } else {
@@ -296,7 +299,7 @@ kura_status table_describe(kura_db *db, kura_table *t, kura_table_description *d
     out.write_capacity_units = t->wcu;
     out.last_update_to_pay_per_request_date_time = t->last_ppr;
     out.deletion_protection_enabled = t->deletion_protection;
-    ok = ok && describe_indexes(t, &figs, &out);
+    ok = ok && describe_indexes(t, &figs, &out) && table_stream_describe(t, &out);
     kmutex_unlock(&db->tables_mu);
     if (!ok) {
         kura_table_description_free(&out);
@@ -335,6 +338,8 @@ void kura_table_description_free(kura_table_description *d)
     free(d->key_schema);
     index_descriptions_free(d->local_secondary_indexes, d->local_secondary_indexes_count);
     index_descriptions_free(d->global_secondary_indexes, d->global_secondary_indexes_count);
+    free(d->latest_stream_label);
+    free(d->latest_stream_arn);
     memset(d, 0, sizeof *d);
 }
 
@@ -372,6 +377,7 @@ void table_free(kura_table *t)
     free(t->pk_name);
     free(t->sk_name);
     free(t->ttl_attr);
+    table_streams_free(t);
     free(t->name);
     free(t);
 }

@@ -79,6 +79,14 @@ typedef struct kura_table {
     atomic_bool ix_job_stop;
     kura_status ix_job_error; /* a failed backfill: the index stays CREATING */
 
+    /* Change streams (engine/stream_table.c): the enabled stream, if any, and the disabled ones
+     * still readable, oldest first; under db->tables_mu. stream_on: writes carry the old
+     * image and the meta entry; it changes only while every item lock is held, so a write
+     * sees one value from reading the old item to writing the new one. */
+    struct table_stream *streams;
+    uint32_t nstreams;
+    atomic_bool stream_on;
+
     int refs;                    /* pins, under db->tables_mu */
     kmutex item_locks[TABLE_LOCK_STRIPES];
     /* the sizes of its item collections, used when it has an LSI (engine/collection.h,
@@ -123,15 +131,23 @@ kura_status table_read(kura_table *t, const kura_read_options *ro, const uint8_t
 kura_status table_read_encoded(kura_table *t, const kura_read_options *ro, const uint8_t *skey,
                                size_t len, kbuf *enc);
 /* Writes `item` (encoded) under `skey`, or deletes it when item is NULL. Counts the write
- * for ItemCount. A table with indexes writes the old item's image with it (the index layer
- * maintains its indexes from it): `old` is the item being replaced, NULL if none (callers of
- * a table with indexes must have read it under the item's lock). */
+ * for ItemCount. A table that needs images (table_needs_images: indexes, a stream) writes
+ * the old item's image with it: `old` is the item being replaced, NULL if none (its callers
+ * must have read it under the item's lock); a table with a stream also writes the meta entry
+ * with the time. */
 kura_status table_write(kura_table *t, const uint8_t *skey, size_t len, const kura_value *item,
                         const kura_value *old);
-/* Whether the table has secondary indexes (its writes need the old item). */
+/* Whether the table has secondary indexes. */
 static inline bool table_has_indexes(const kura_table *t)
 {
     return t->nlsi + t->ngsi > 0;
+}
+/* Whether the table's writes carry the old item's image: it has indexes (maintained from
+ * it) or a stream (recorded from it). Read under the item's lock, and once per write. */
+static inline bool table_needs_images(kura_table *t)
+{
+    return table_has_indexes(t) ||
+           atomic_load_explicit(&t->stream_on, memory_order_relaxed);
 }
 
 /* Fills desc_out from the table's definition and counts (engine/table.c). */

@@ -25,6 +25,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "engine/stream_table.h"
 #include "engine/table_index.h"
 #include "engine/table_int.h"
 #include "util/status.h"
@@ -250,6 +251,9 @@ kura_status kura_create_table(kura_db *db, const kura_create_table_req *req,
         s = table_check_billing(req);
     if (s == KURA_OK)
         s = table_check_indexes(req);
+    if (s == KURA_OK && req->stream_specification.given)
+        s = stream_spec_check(&req->stream_specification);
+    bool stream = req->stream_specification.given && req->stream_specification.stream_enabled;
     uint32_t parts = req->partitions ? req->partitions : db->opts.default_partitions;
     if (s == KURA_OK && (parts < 1 || parts > 256))
         s = kura_err(KURA_E_INVALID, "partitions must be 1..256, not %u", parts);
@@ -269,8 +273,13 @@ kura_status kura_create_table(kura_db *db, const kura_create_table_req *req,
         char tree_name[64];
         snprintf(tree_name, sizeof tree_name, "tbl-%" PRIu64, t->id);
         kura_tree_options to = {.partitions = parts, .hash_prefixed_keys = true};
-        s = tree_open_flags(db, tree_name, &to, table_has_indexes(t) ? TREE_RETAIN_WALS : 0,
-                            &t->tree);
+        uint32_t flags = (table_has_indexes(t) ? TREE_RETAIN_WALS : 0) | (stream ? TREE_STREAM : 0);
+        s = tree_open_flags(db, tree_name, &to, flags, &t->tree);
+    }
+    if (s == KURA_OK && stream &&
+        (s = table_stream_create(db, t, req->stream_specification.stream_view_type)) != KURA_OK) {
+        kura_tree_drop(db, t->tree);
+        t->tree = NULL;
     }
     if (s == KURA_OK && (s = def_write(db, t, false)) != KURA_OK) {
         kura_tree_drop(db, t->tree); /* a failure here leaves an orphan, dropped at open */
@@ -355,7 +364,8 @@ kura_status kura_update_table(kura_db *db, const kura_update_table_req *req,
         return s;
     bool settings = req->has_provisioned_throughput || req->billing_mode != KURA_BILLING_UNSET ||
                     req->has_deletion_protection;
-    if (!settings && req->global_secondary_index_updates_count == 0)
+    const kura_stream_specification *sp = &req->stream_specification;
+    if (!settings && req->global_secondary_index_updates_count == 0 && !sp->given)
         return kura_err(KURA_E_INVALID,
                         "At least one of ProvisionedThroughput, BillingMode, "
                         "UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification "
@@ -370,9 +380,20 @@ kura_status kura_update_table(kura_db *db, const kura_update_table_req *req,
     if (req->has_provisioned_throughput && req->write_capacity_units > TABLE_CAPACITY_MAX)
         return kura_err(KURA_E_INVALID, "Given value %" PRIu64
                         " for WriteCapacityUnits is out of bounds", req->write_capacity_units);
+    if (sp->given && (s = stream_spec_check(sp)) != KURA_OK)
+        return s;
     kura_table *t;
     if ((s = table_acquire_named(db, req->table_name, &t)) != KURA_OK)
         return s;
+    if (sp->given && (s = table_stream_update(db, t, sp)) != KURA_OK) {
+        table_release(t);
+        return s;
+    }
+    if (!settings && req->global_secondary_index_updates_count == 0) {
+        s = table_describe(db, t, desc_out);
+        table_release(t);
+        return s;
+    }
     if (req->global_secondary_index_updates_count) {
         s = table_gsi_update(db, t, req);
         if (s != KURA_OK || !settings) {

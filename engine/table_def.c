@@ -13,16 +13,21 @@
  *
  * Version 3 is version 2 followed by the Time to Live section; a table that has never had
  * UpdateTimeToLive is written as version 1 or 2 as before.
+ *
+ * Version 4 is version 2 followed by a byte telling whether the Time to Live section follows,
+ * that section, and the change streams (engine/stream_table.h); a table that has never had a
+ * stream is written as version 1, 2 or 3 as before.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/stream_table.h"
 #include "engine/table_int.h"
 #include "util/coding.h"
 #include "util/status.h"
 
-enum { DEF_VERSION_1 = 1, DEF_VERSION_INDEXES = 2, DEF_VERSION_TTL = 3 };
+enum { DEF_VERSION_1 = 1, DEF_VERSION_INDEXES = 2, DEF_VERSION_TTL = 3, DEF_VERSION_STREAMS = 4 };
 
 /* The codes the record stores for index statuses and projection types: fixed here, so that
  * the enums may change without changing the format. */
@@ -155,11 +160,33 @@ static bool put_index(kbuf *b, const idx_def *x)
     return ok && kbuf_put_varint(b, x->rcu) && kbuf_put_varint(b, x->wcu);
 }
 
+/* Version 4's stream section. */
+static bool put_streams(kbuf *b, const kura_table *t)
+{
+    bool ok = kbuf_put_varint(b, t->nstreams);
+    for (uint32_t i = 0; ok && i < t->nstreams; i++) {
+        const table_stream *x = &t->streams[i];
+        ok = kbuf_put_fixed64(b, x->label_ms) && kbuf_put_u8(b, (uint8_t)x->view) &&
+             kbuf_put_fixed64(b, x->closed_ms);
+        for (uint32_t p = 0; ok && p < t->partitions; p++) {
+            ok = kbuf_put_varint(b, x->start[p].segment) &&
+                 kbuf_put_varint(b, x->start[p].offset);
+            if (ok && x->closed_ms)
+                ok = kbuf_put_varint(b, x->end[p].segment) &&
+                     kbuf_put_varint(b, x->end[p].offset);
+        }
+    }
+    return ok;
+}
+
 kura_status def_encode(const kura_table *t, kbuf *b)
 {
-    bool ttl = t->ttl_attr != NULL;
-    bool indexes = ttl || t->nlsi || t->ngsi || t->next_index_id > 1;
-    uint8_t version = ttl ? DEF_VERSION_TTL : indexes ? DEF_VERSION_INDEXES : DEF_VERSION_1;
+    bool ttl = t->ttl_attr != NULL, streams = t->nstreams > 0;
+    bool indexes = streams || ttl || t->nlsi || t->ngsi || t->next_index_id > 1;
+    uint8_t version = streams ? DEF_VERSION_STREAMS
+                      : ttl   ? DEF_VERSION_TTL
+                      : indexes ? DEF_VERSION_INDEXES
+                                : DEF_VERSION_1;
     bool ok = kbuf_put_u8(b, version) &&
               kbuf_put_varint(b, t->id) &&
               put_double(b, t->created) && kbuf_put_varint(b, t->partitions) &&
@@ -190,9 +217,13 @@ kura_status def_encode(const kura_table *t, kbuf *b)
             if (t->gsi[i].status != IDX_DELETED)
                 ok = put_index(b, &t->gsi[i]);
     }
+    if (ok && streams)
+        ok = kbuf_put_u8(b, ttl);
     if (ok && ttl)
         ok = kbuf_put_u8(b, t->ttl_enabled) && put_str(b, t->ttl_attr) &&
              put_double(b, t->ttl_changed);
+    if (ok && streams)
+        ok = put_streams(b, t);
     return ok ? KURA_OK : kura_err(KURA_E_NOMEM, "table %s: out of memory", t->name);
 }
 
@@ -309,6 +340,62 @@ static void rd_index(def_reader *r, idx_kind kind, uint32_t next_id, idx_def *x)
     x->wcu = rd_varint(r);
 }
 
+static uint64_t rd_fixed64(def_reader *r)
+{
+    if (r->bad || r->end - r->p < 8) {
+        r->bad = true;
+        return 0;
+    }
+    uint64_t v = dec_fixed64(r->p);
+    r->p += 8;
+    return v;
+}
+
+/* Version 4's stream section into t (the table frees what was read when this fails). */
+static void rd_streams(def_reader *r, kura_table *t)
+{
+    uint64_t n = rd_varint(r);
+    if (r->bad || n < 1 || n > 4096 || t->partitions < 1 || t->partitions > 256 ||
+        !(t->streams = calloc(n, sizeof *t->streams))) {
+        r->bad = true;
+        return;
+    }
+    for (uint64_t i = 0; i < n && !r->bad; i++) {
+        table_stream *x = &t->streams[i];
+        t->nstreams = (uint32_t)i + 1;
+        x->label_ms = rd_fixed64(r);
+        uint8_t view = rd_u8(r);
+        x->closed_ms = rd_fixed64(r);
+        if (!kura_stream_view_type_name((kura_stream_view_type)view) ||
+            (i > 0 && x->label_ms <= x[-1].label_ms) || (i + 1 < n && !x->closed_ms) ||
+            !(x->start = calloc(t->partitions, sizeof *x->start)) ||
+            (x->closed_ms && !(x->end = calloc(t->partitions, sizeof *x->end)))) {
+            r->bad = true;
+            return;
+        }
+        x->view = (kura_stream_view_type)view;
+        for (uint32_t p = 0; p < t->partitions && !r->bad; p++) {
+            x->start[p].segment = rd_varint(r);
+            x->start[p].offset = rd_varint(r);
+            if (x->end) {
+                x->end[p].segment = rd_varint(r);
+                x->end[p].offset = rd_varint(r);
+            }
+        }
+    }
+    t->stream_on = !t->streams[t->nstreams - 1].closed_ms;
+}
+
+static void rd_ttl(def_reader *r, kura_table *t)
+{
+    uint8_t on = rd_u8(r);
+    t->ttl_enabled = on == 1;
+    t->ttl_attr = rd_str(r);
+    t->ttl_changed = rd_double(r);
+    if (on > 1 || (t->ttl_attr && !t->ttl_attr[0]))
+        r->bad = true;
+}
+
 /* Version 2's index section into t (the table frees what was read when this fails). */
 static void rd_indexes(def_reader *r, kura_table *t)
 {
@@ -340,7 +427,7 @@ kura_status def_decode(const uint8_t *p, size_t len, kura_table *t)
 {
     def_reader r = {p, p + len, false};
     uint8_t version = rd_u8(&r);
-    if (version != DEF_VERSION_1 && version != DEF_VERSION_INDEXES && version != DEF_VERSION_TTL)
+    if (version < DEF_VERSION_1 || version > DEF_VERSION_STREAMS)
         return kura_err(KURA_E_CORRUPTION, "sys: table definition of unknown version");
     t->id = rd_varint(&r);
     t->created = rd_double(&r);
@@ -372,13 +459,15 @@ kura_status def_decode(const uint8_t *p, size_t len, kura_table *t)
     t->next_index_id = 1;
     if (version >= DEF_VERSION_INDEXES)
         rd_indexes(&r, t);
-    if (version == DEF_VERSION_TTL) {
-        uint8_t on = rd_u8(&r);
-        t->ttl_enabled = on == 1;
-        t->ttl_attr = rd_str(&r);
-        t->ttl_changed = rd_double(&r);
-        if (on > 1 || (t->ttl_attr && !t->ttl_attr[0]))
+    if (version == DEF_VERSION_TTL)
+        rd_ttl(&r, t);
+    if (version == DEF_VERSION_STREAMS) {
+        uint8_t ttl = rd_u8(&r);
+        if (ttl > 1)
             r.bad = true;
+        else if (ttl)
+            rd_ttl(&r, t);
+        rd_streams(&r, t);
     }
     if (r.bad || r.p != r.end || !t->pk_name)
         return kura_err(KURA_E_CORRUPTION, "sys: table definition of %zu bytes is malformed",

@@ -34,6 +34,8 @@ static lsm_options lsm_options_for(const kura_db *db, uint32_t nparts, uint32_t 
     lo.sstable_target_bytes = o->sstable_target_bytes;
     lo.no_wal = flags & TREE_NO_WAL;
     lo.retain_wals = flags & TREE_RETAIN_WALS;
+    if (flags & TREE_STREAM) /* from the open on: the segments it finds are kept too */
+        lo.wal_retain_ms = o->stream_retention_ms ? o->stream_retention_ms : 24u * 3600u * 1000u;
     return lo;
 }
 
@@ -300,7 +302,7 @@ kura_status kura_put(kura_tree *t, const kura_write_options *wo, const void *key
 }
 
 kura_status tree_write_imaged(kura_tree *t, const void *key, size_t klen, const void *val,
-                              size_t vlen, const void *old, size_t oldlen)
+                              size_t vlen, const void *old, size_t oldlen, uint64_t meta_ms)
 {
     kura_status s = check_key(t, klen);
     if (s != KURA_OK)
@@ -308,6 +310,8 @@ kura_status tree_write_imaged(kura_tree *t, const void *key, size_t klen, const 
     lsm_batch *b = thread_batch();
     if (!b)
         return kura_err(KURA_E_NOMEM, "write: out of memory");
+    if (meta_ms && (s = lsm_batch_meta(b, meta_ms, 0)) != KURA_OK)
+        return s;
     s = val ? lsm_batch_put(b, key, klen, val, vlen) : lsm_batch_delete(b, key, klen);
     if (s == KURA_OK)
         s = lsm_batch_image(b, key, klen, old, oldlen);

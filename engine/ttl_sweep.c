@@ -140,7 +140,7 @@ static kura_status delete_chunk_locked(kura_table *t, uint32_t part, const char 
             break;
         ticket[i] = true;
         s = lsm_batch_delete(&b, key, klen);
-        if (s == KURA_OK && table_has_indexes(t))
+        if (s == KURA_OK && table_needs_images(t))
             s = lsm_batch_image(&b, key, klen, enc.data, enc.len);
         n++;
     }

@@ -72,7 +72,7 @@ static void write_item(fx *f, int k, int from, int to)
     enc(from, &o);
     const char *key = f->keys[k];
     assert_kura_ok(tree_write_imaged(f->t, key, strlen(key), to >= 0 ? n.data : NULL, n.len,
-                                     o.data, o.len));
+                                     o.data, o.len, 0));
     kbuf_free(&n);
     kbuf_free(&o);
 }
@@ -116,7 +116,8 @@ static stream_pos read_all(fx *f, stream_pos from, size_t step, got *g)
         assert_true(calls < 100); /* (a position that does not move on: a loop) */
         size_t n0 = g->n;
         stream_pos next;
-        assert_kura_ok(stream_read(f->db, f->p0, from, step, on_rec, g, &next));
+        assert_kura_ok(stream_read(f->db, f->p0, from, (lsm_wal_pos){UINT64_MAX, UINT64_MAX},
+                                   step, on_rec, g, &next));
         if (g->n == n0)
             return next;
         from = next;
