@@ -50,6 +50,10 @@ static const api_op *const ops[] = {
     &api_op_transact_get_items,
     &api_op_update_time_to_live,
     &api_op_describe_time_to_live,
+    &api_op_list_streams,
+    &api_op_describe_stream,
+    &api_op_get_shard_iterator,
+    &api_op_get_records,
 };
 
 /* The error type of the last kura_execute() on this thread; NULL after a success. */

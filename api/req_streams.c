@@ -20,7 +20,11 @@
  * ResourceNotFoundException, a missing one with "Invalid StreamArn"); the reference wins.
  *
  * A record's awsRegion is "ddblocal", the region kura's ARNs name (as DynamoDB Local's do):
- * kura_execute does not know the region a request was signed for.
+ * kura_execute does not know the region a request was signed for. A Time to Live delete's
+ * userIdentity is {"PrincipalId": "dynamodb.amazonaws.com", "Type": "Service"}, the member
+ * names of the API reference's Identity, which every SDK parses; the lower-case
+ * {"type", "principalId"} of the Developer Guide's examples is what Lambda passes to a function
+ * (boto3 reads that as an empty userIdentity).
  */
 #include <string.h>
 
@@ -72,8 +76,8 @@ kura_status api_write_stream_record(kbuf *b, const kura_stream_record *r)
     if (s == KURA_OK) s = put_str(b, "StreamViewType", api_stream_view_name(r->stream_view_type));
     if (s == KURA_OK) s = jw_raw(b, "}");
     if (s == KURA_OK && r->service)
-        s = jw_raw(b, ",\"userIdentity\":{\"type\":\"Service\","
-                      "\"principalId\":\"dynamodb.amazonaws.com\"}");
+        s = jw_raw(b, ",\"userIdentity\":{\"PrincipalId\":\"dynamodb.amazonaws.com\","
+                      "\"Type\":\"Service\"}");
     return s == KURA_OK ? jw_raw(b, "}") : s;
 }
 
