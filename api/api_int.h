@@ -67,9 +67,20 @@ extern const api_op api_op_list_streams, api_op_describe_stream, api_op_get_shar
 
 /* CreateTable's and UpdateTable's StreamSpecification member (API_F_STREAM_SPEC below). */
 extern const api_field api_stream_spec_fields[];
-/* The (checked) request's StreamSpecification into *out (`given` false when absent), with the
- * checks the engine cannot make from the struct (stream_spec.c). */
-kura_status api_stream_spec_decode(const jd_t *req, kura_stream_specification *out);
+/* The engine's refusal of an enabling specification without a view type (kura.h). */
+#define API_MSG_NO_VIEW                                                                            \
+    "Invalid StreamViewType: Stream ViewType must not be null or empty when enabling streams."
+/* A request's StreamSpecification: what the engine gets, and the refusal the engine cannot see
+ * from the struct, answered in place of API_MSG_NO_VIEW (stream_spec.c). */
+typedef struct api_stream_spec {
+    kura_stream_specification spec; /* `given` false when absent */
+    bool enabled_missing;           /* "Stream StreamEnabled was null" */
+    const char *invalid_view;       /* "Invalid StreamViewType: <this>" (in the request) */
+} api_stream_spec;
+void api_stream_spec_decode(const jd_t *req, api_stream_spec *out);
+/* The status of the CreateTable or UpdateTable call made with sp->spec, with the message of a
+ * refusal in place of the engine's API_MSG_NO_VIEW. */
+kura_status api_stream_spec_result(const api_stream_spec *sp, kura_status s);
 /* "KEYS_ONLY", ... ("" for a value out of range). Static. */
 const char *api_stream_view_name(kura_stream_view_type v);
 /* A ListStreams entry {"StreamArn","TableName","StreamLabel"} / a GetRecords record {"eventID",

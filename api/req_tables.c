@@ -377,10 +377,9 @@ static kura_status run_create(api_call *c)
     const jd_t *defs = jd_object_get(c->req, "AttributeDefinitions");
     const jd_t *keys = jd_object_get(c->req, "KeySchema");
     kura_index_def *lsis = NULL, *gsis = NULL;
-    kura_stream_specification spec;
-    kura_status s = api_stream_spec_decode(c->req, &spec);
-    if (s != KURA_OK) return s;
-    s = decode_indexes(jd_object_get(c->req, F_LSI), &lsis);
+    api_stream_spec spec;
+    api_stream_spec_decode(c->req, &spec);
+    kura_status s = decode_indexes(jd_object_get(c->req, F_LSI), &lsis);
     if (s == KURA_OK) s = decode_indexes(jd_object_get(c->req, F_GSI), &gsis);
     if (s != KURA_OK) {
         free(lsis);
@@ -420,12 +419,13 @@ static kura_status run_create(api_call *c)
         .local_secondary_indexes_count = jd_array_size(jd_object_get(c->req, F_LSI)),
         .global_secondary_indexes = gsis,
         .global_secondary_indexes_count = jd_array_size(jd_object_get(c->req, F_GSI)),
-        .stream_specification = spec,
+        .stream_specification = spec.spec,
     };
     decode_throughput(c->req, &req.has_provisioned_throughput, &req.read_capacity_units,
                       &req.write_capacity_units);
     kura_table_description d;
     s = put_desc(c, "TableDescription", kura_create_table(c->db, &req, &d), &d);
+    s = api_stream_spec_result(&spec, s);
     free(ad);
     free(ks);
     free(lsis);
@@ -566,9 +566,9 @@ static kura_status run_update(api_call *c)
                        "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, "
                        "GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is "
                        "required");
-    kura_stream_specification spec;
-    kura_status s = api_stream_spec_decode(c->req, &spec);
-    if (s == KURA_OK) s = check_gsi_updates(ups);
+    api_stream_spec spec;
+    api_stream_spec_decode(c->req, &spec);
+    kura_status s = check_gsi_updates(ups);
     if (s != KURA_OK) return s;
     kura_gsi_update *updates = NULL;
     kura_index_def *creates = NULL; /* the Create actions, decoded as CreateTable's GSIs */
@@ -606,12 +606,13 @@ static kura_status run_update(api_call *c)
             .attribute_definitions_count = ndefs,
             .global_secondary_index_updates = updates,
             .global_secondary_index_updates_count = nups,
-            .stream_specification = spec,
+            .stream_specification = spec.spec,
         };
         decode_throughput(c->req, &req.has_provisioned_throughput, &req.read_capacity_units,
                           &req.write_capacity_units);
         kura_table_description d;
         s = put_desc(c, "TableDescription", kura_update_table(c->db, &req, &d), &d);
+        s = api_stream_spec_result(&spec, s);
     }
     free(ad);
     free(updates);

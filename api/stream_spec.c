@@ -16,9 +16,14 @@
  *                                       StreamEnabled was false but a StreamViewType was
  *                                       present."
  * For the last, a view type the engine cannot represent is handed over as KEYS_ONLY: all the
- * engine looks at when disabling is whether one is present. DynamoDB Local makes the first two
- * checks after the key schema's, and at UpdateTable after looking the table up; here they
- * come first, so a request with two mistakes may be answered with the other one there.
+ * engine looks at when disabling is whether one is present.
+ *
+ * The first two are answered where the engine checks the specification, which is where
+ * DynamoDB Local answers them too (after the key schema's checks, for instance): the engine
+ * is handed an enabling specification without a view type, which it always refuses with
+ * API_MSG_NO_VIEW, and api_stream_spec_result() puts this file's message in its place. So a
+ * request with two mistakes is answered with the one the engine checks first, and a refused
+ * specification never reaches the table, whatever else the request holds.
  *
  * The model's StreamViewType is an enum, but DynamoDB Local does not answer it with the
  * schema layer's "Member must satisfy enum value set" (a disabling request with any view type
@@ -38,27 +43,38 @@ const api_field api_stream_spec_fields[] = {
     API_F_END,
 };
 
-kura_status api_stream_spec_decode(const jd_t *req, kura_stream_specification *out)
+void api_stream_spec_decode(const jd_t *req, api_stream_spec *out)
 {
     const jd_t *spec = jd_object_get(req, "StreamSpecification");
     memset(out, 0, sizeof *out);
-    if (!spec) return KURA_OK;
+    if (!spec) return;
     const jd_t *enabled = jd_object_get(spec, "StreamEnabled");
-    if (!enabled) return api_err(KURA_E_INVALID, "Stream StreamEnabled was null");
     const char *view = api_str(spec, "StreamViewType");
-    out->given = true;
-    out->stream_enabled = jd_is_true(enabled);
-    if (!view) return KURA_OK;
+    out->spec.given = true;
+    out->spec.stream_enabled = !enabled || jd_is_true(enabled);
+    if (!enabled) { /* refused: see above */
+        out->enabled_missing = true;
+        return;
+    }
+    if (!view) return;
     for (size_t i = 0; i < NVIEWS; i++)
         if (strcmp(view, view_names[i]) == 0) {
-            out->stream_view_type = (kura_stream_view_type)(KURA_STREAM_KEYS_ONLY + i);
-            return KURA_OK;
+            out->spec.stream_view_type = (kura_stream_view_type)(KURA_STREAM_KEYS_ONLY + i);
+            return;
         }
-    if (!out->stream_enabled) /* present: the engine refuses it with its message */
-        out->stream_view_type = KURA_STREAM_KEYS_ONLY;
-    else if (*view) /* "" stays unset: the engine's "must not be null or empty" */
-        return api_err(KURA_E_INVALID, "Invalid StreamViewType: %s", view);
-    return KURA_OK;
+    if (!out->spec.stream_enabled) /* present: the engine refuses it with its message */
+        out->spec.stream_view_type = KURA_STREAM_KEYS_ONLY;
+    else if (*view) /* "" stays unset: the engine's own "must not be null or empty" */
+        out->invalid_view = view;
+}
+
+kura_status api_stream_spec_result(const api_stream_spec *sp, kura_status s)
+{
+    if (s != KURA_E_INVALID || (!sp->enabled_missing && !sp->invalid_view) ||
+        strcmp(api_err_msg(), API_MSG_NO_VIEW) != 0)
+        return s;
+    if (sp->enabled_missing) return api_err(s, "Stream StreamEnabled was null");
+    return api_err(s, "Invalid StreamViewType: %s", sp->invalid_view);
 }
 
 const char *api_stream_view_name(kura_stream_view_type v)

@@ -176,6 +176,18 @@ static void test_stream_spec_errors(void **state)
         invalid("UpdateTable", body, cases[i].msg);
         free(body);
     }
+    /* refused where the engine checks the specification: after the billing, for instance */
+    for (int i = 0; i < 2; i++) {
+        body = create_body("spec_bad", i ? "\"ProvisionedThroughput\":{\"ReadCapacityUnits\":1,"
+                                           "\"WriteCapacityUnits\":1},\"StreamSpecification\":{"
+                                           "\"StreamEnabled\":true,\"StreamViewType\":\"BAD\"}"
+                                         : "\"ProvisionedThroughput\":{\"ReadCapacityUnits\":1,"
+                                           "\"WriteCapacityUnits\":1},\"StreamSpecification\":{}");
+        invalid("CreateTable", body,
+                INVALID "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when "
+                        "BillingMode is PAY_PER_REQUEST");
+        free(body);
+    }
     /* nothing was created by the refused requests */
     err("DescribeTable", "{\"TableName\":\"spec_bad\"}", KURA_E_RESOURCE_NOT_FOUND,
         "ResourceNotFoundException", NULL);
