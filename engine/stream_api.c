@@ -493,7 +493,7 @@ kura_status kura_get_shard_iterator(kura_db *db, const char *stream_arn, const c
             it.pos = (stream_pos){at.segment, at.offset, 0};
         break;
     case KURA_ITER_LATEST:
-        at = r.end ? r.end[p] : lsm_wal_tail(r.t->tree->parts[p]);
+        at = r.end ? r.end[p] : lsm_wal_durable(r.t->tree->parts[p]);
         it.pos = (stream_pos){at.segment, at.offset, 0};
         break;
     default:

@@ -126,13 +126,16 @@ typedef struct lsm_wal_pos {
  * record (not an error: the caller's frontier); any other error stops it and is returned. */
 typedef kura_status (*lsm_wal_rec_fn)(void *arg, const uint8_t *rec, size_t len,
                                       lsm_wal_pos at);
-/* Where the next record appended to the current segment will be (LATEST). */
+/* Where the next record appended to the current segment will be: a stream's start and end. */
 lsm_wal_pos lsm_wal_tail(lsm_tree *t);
+/* How far the WAL is durable: the tail of its last sync (LATEST). lsm_wal_read reads no
+ * further. */
+lsm_wal_pos lsm_wal_durable(lsm_tree *t);
 /* The first record still on disk (TRIM_HORIZON): the oldest segment's start, or the tail. */
 kura_status lsm_wal_head(lsm_tree *t, lsm_wal_pos *out);
 /*
  * Reads up to max_records records from `from` on: the rest of its segment, then the later
- * ones, the current one up to what its writer has handed to the OS. *next_out: where to go on
+ * ones, the current one up to what is durable (lsm_wal_durable). *next_out: where to go on
  * (after the last record passed to fn, or at the one fn stopped at). Errors: KURA_E_NOT_FOUND
  * if from's segment is gone (trimmed: deleted for its age, or never retained);
  * KURA_E_INVALID for a position past the log's end; those of the reader (KURA_E_CORRUPTION

@@ -6,8 +6,10 @@
  * Segment numbers come from the tree's file-number allocator (SSTables and manifests take
  * numbers too), so the segment after S is the lowest WAL number above S, not S + 1. A
  * position in a segment that no longer exists, below the oldest that does, is trimmed; the
- * current segment is read up to wal_writer_written(), so only whole records are seen while
- * the leader appends (wal_reader_seek's limit).
+ * current segment is read up to what is durable (wal_writer_synced(), wal_reader_seek's
+ * limit): only whole records, and none that a power loss could still take back, so a reader
+ * never sees a change that recovery then undoes and never finds its position reused. A
+ * closed segment is durable to its end (lsm_new_wal syncs it before the switch).
  */
 #include "engine/lsm/lsm_int.h"
 
@@ -56,6 +58,25 @@ lsm_wal_pos lsm_wal_tail(lsm_tree *t)
     return p;
 }
 
+/* The tail and how far the current segment is durable (<= the tail), read together. */
+static void wal_ends(lsm_tree *t, lsm_wal_pos *tail, uint64_t *durable)
+{
+    kmutex_lock(&t->wal_mu);
+    uint64_t written = t->wal ? wal_writer_written(t->wal) : 0;
+    uint64_t synced = t->wal ? wal_writer_synced(t->wal) : 0;
+    *tail = (lsm_wal_pos){t->wal_number, written};
+    *durable = synced < written ? synced : written;
+    kmutex_unlock(&t->wal_mu);
+}
+
+lsm_wal_pos lsm_wal_durable(lsm_tree *t)
+{
+    lsm_wal_pos tail;
+    uint64_t durable;
+    wal_ends(t, &tail, &durable);
+    return (lsm_wal_pos){tail.segment, durable};
+}
+
 /* The lowest WAL segment number >= min (*found_out false: none). */
 static kura_status next_segment(lsm_tree *t, uint64_t min, uint64_t *num_out, bool *found_out,
                                 uint64_t *oldest_out)
@@ -94,7 +115,9 @@ kura_status lsm_wal_read(lsm_tree *t, lsm_wal_pos from, size_t max_records, lsm_
     kura_status s = KURA_OK;
     *next_out = from;
     while (done < max_records) {
-        lsm_wal_pos tail = lsm_wal_tail(t);
+        lsm_wal_pos tail;
+        uint64_t durable;
+        wal_ends(t, &tail, &durable);
         if (at.segment > tail.segment || (at.segment == tail.segment && at.offset > tail.offset))
             return kura_err(KURA_E_INVALID, "%s: WAL position %llu/%llu is past the log's end "
                                             "%llu/%llu",
@@ -112,6 +135,8 @@ kura_status lsm_wal_read(lsm_tree *t, lsm_wal_pos from, size_t max_records, lsm_
             at = (lsm_wal_pos){num, 0}; /* a segment number that was not a WAL's */
         }
         bool current = at.segment == tail.segment;
+        if (current && at.offset >= durable)
+            return KURA_OK; /* nothing durable after it yet */
         char path[4096];
         snprintf(path, sizeof path, "%s/%06llu.log", t->dir, (unsigned long long)at.segment);
         wal_reader *r = NULL;
@@ -121,7 +146,7 @@ kura_status lsm_wal_read(lsm_tree *t, lsm_wal_pos from, size_t max_records, lsm_
                             (unsigned long long)at.segment);
         if (s != KURA_OK)
             return s;
-        s = wal_reader_seek(r, at.offset, current ? tail.offset : UINT64_MAX);
+        s = wal_reader_seek(r, at.offset, current ? durable : UINT64_MAX);
         const uint8_t *rec;
         size_t len;
         bool stopped = false;
