@@ -31,8 +31,7 @@ static int setup(void **state)
     (void)state;
     dir = test_mkdtemp("api_streams");
     kura_options o;
-    kura_options_init(&o);
-    o.durability = KURA_RELAXED;
+    kura_options_init(&o); /* KURA_SYNC: a stream shows a write once it is durable */
     return kura_open(dir, &o, &db) == KURA_OK ? 0 : -1;
 }
 
@@ -554,7 +553,6 @@ static void test_expired_iterator(void **state)
     char *d2 = test_mkdtemp("api_streams_exp");
     kura_options o;
     kura_options_init(&o);
-    o.durability = KURA_RELAXED;
     o.stream_iterator_ttl_ms = 1;
     kura_db *db2;
     assert_kura_ok(kura_open(d2, &o, &db2));
