@@ -60,6 +60,33 @@ extern const api_op api_op_query, api_op_scan;                              /* r
 extern const api_op api_op_batch_get_item, api_op_batch_write_item;         /* req_batch.c */
 extern const api_op api_op_transact_write_items, api_op_transact_get_items; /* req_transact.c */
 extern const api_op api_op_update_time_to_live, api_op_describe_time_to_live; /* req_ttl.c */
+extern const api_op api_op_list_streams, api_op_describe_stream, api_op_get_shard_iterator,
+    api_op_get_records; /* req_streams.c */
+
+/* ---- Change streams (stream_spec.c, req_streams.c) ------------------------------------------ */
+
+/* CreateTable's and UpdateTable's StreamSpecification member (API_F_STREAM_SPEC below). */
+extern const api_field api_stream_spec_fields[];
+/* The engine's refusal of an enabling specification without a view type (kura.h). */
+#define API_MSG_NO_VIEW                                                                            \
+    "Invalid StreamViewType: Stream ViewType must not be null or empty when enabling streams."
+/* A request's StreamSpecification: what the engine gets, and the refusal the engine cannot see
+ * from the struct, answered in place of API_MSG_NO_VIEW (stream_spec.c). */
+typedef struct api_stream_spec {
+    kura_stream_specification spec; /* `given` false when absent */
+    bool enabled_missing;           /* "Stream StreamEnabled was null" */
+    const char *invalid_view;       /* "Invalid StreamViewType: <this>" (in the request) */
+} api_stream_spec;
+void api_stream_spec_decode(const jd_t *req, api_stream_spec *out);
+/* The status of the CreateTable or UpdateTable call made with sp->spec, with the message of a
+ * refusal in place of the engine's API_MSG_NO_VIEW. */
+kura_status api_stream_spec_result(const api_stream_spec *sp, kura_status s);
+/* "KEYS_ONLY", ... ("" for a value out of range). Static. */
+const char *api_stream_view_name(kura_stream_view_type v);
+/* A ListStreams entry {"StreamArn","TableName","StreamLabel"} / a GetRecords record {"eventID",
+ * ..., "dynamodb": {...}[, "userIdentity"]} appended to b as JSON. */
+kura_status api_write_stream_summary(kbuf *b, const kura_stream_summary *st);
+kura_status api_write_stream_record(kbuf *b, const kura_stream_record *r);
 
 /* ---- Attribute values (json_value.c) ---------------------------------------------------- */
 
@@ -229,6 +256,11 @@ extern const api_field api_expected_value, api_condition_value, api_string_elem;
 #define API_F_BOOL(n_)                                                                             \
     {                                                                                              \
         .name = n_, .type = AT_BOOLEAN, .flags = 0                                                 \
+    }
+#define API_F_STREAM_SPEC                                                                          \
+    {                                                                                              \
+        .name = "StreamSpecification", .type = AT_FSTRUCT, .flags = 0,                             \
+        .subtype = "StreamSpecification", .fields = api_stream_spec_fields                         \
     }
 #define API_F_END                                                                                  \
     {                                                                                              \

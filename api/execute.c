@@ -1,6 +1,9 @@
 /*
  * execute.c - This file contains kura_execute(), the DynamoDB_20120810 JSON protocol: the
- * operation table, the order of the generic checks, and the error bodies.
+ * operation table, the order of the generic checks, and the error bodies. The table also
+ * holds DynamoDB Streams' operations (DynamoDBStreams_20120810: ListStreams, DescribeStream,
+ * GetShardIterator, GetRecords; req_streams.c), which speak the same protocol with the same
+ * error bodies; kura-server keeps each set under its own X-Amz-Target prefix (server/http.c).
  *
  * A request goes through, in DynamoDB's order (dynalite's index.js):
  *   1. the body must be a JSON object                      SerializationException
@@ -47,6 +50,10 @@ static const api_op *const ops[] = {
     &api_op_transact_get_items,
     &api_op_update_time_to_live,
     &api_op_describe_time_to_live,
+    &api_op_list_streams,
+    &api_op_describe_stream,
+    &api_op_get_shard_iterator,
+    &api_op_get_records,
 };
 
 /* The error type of the last kura_execute() on this thread; NULL after a success. */
@@ -81,6 +88,10 @@ static const char *error_type(kura_status s)
         return "TransactionInProgressException";
     case KURA_E_COLLECTION_SIZE:
         return "ItemCollectionSizeLimitExceededException";
+    case KURA_E_EXPIRED_ITERATOR:
+        return "ExpiredIteratorException";
+    case KURA_E_TRIMMED_DATA:
+        return "TrimmedDataAccessException";
     default:
         return "InternalServerError";
     }

@@ -11,6 +11,8 @@
  * indexes yet, and silently ignoring them would break the caller later.
  *
  * kura's own CreateTable parameter KuraPartitions (1..256) sets the table's hash partitions.
+ * StreamSpecification (both operations) is decoded by stream_spec.c; descriptions show it while
+ * a stream is enabled, and LatestStreamLabel / LatestStreamArn once the table had one.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -211,6 +213,23 @@ static bool indexes_json(jd_doc *doc, jd_t *o, const char *key,
     return n == 0 || (arr && jd_object_set(o, key, arr) == 0);
 }
 
+/* StreamSpecification while a stream is enabled, and the table's latest stream (enabled or
+ * not), in DynamoDB's place: after the indexes. */
+static bool stream_json(jd_doc *doc, jd_t *o, const kura_table_description *d)
+{
+    if (d->stream_enabled) {
+        jd_t *spec = jd_object(doc);
+        if (!spec || jd_object_set(spec, "StreamEnabled", jd_true(doc)) != 0 ||
+            jd_object_set(spec, "StreamViewType",
+                          jd_string(doc, api_stream_view_name(d->stream_view_type))) != 0 ||
+            jd_object_set(o, "StreamSpecification", spec) != 0)
+            return false;
+    }
+    return !d->latest_stream_arn ||
+           (jd_object_set(o, "LatestStreamLabel", jd_string(doc, d->latest_stream_label)) == 0 &&
+            jd_object_set(o, "LatestStreamArn", jd_string(doc, d->latest_stream_arn)) == 0);
+}
+
 static jd_t *desc_json(jd_doc *doc, const kura_table_description *d)
 {
     jd_t *o = jd_object(doc), *defs = jd_array(doc);
@@ -250,8 +269,9 @@ static jd_t *desc_json(jd_doc *doc, const kura_table_description *d)
                       d->local_secondary_indexes_count, false) &&
          indexes_json(doc, o, "GlobalSecondaryIndexes", d->global_secondary_indexes,
                       d->global_secondary_indexes_count, true);
-    ok = ok && jd_object_set(o, "DeletionProtectionEnabled",
-                             jd_boolean(doc, d->deletion_protection_enabled)) == 0;
+    ok = ok && stream_json(doc, o, d) &&
+         jd_object_set(o, "DeletionProtectionEnabled",
+                       jd_boolean(doc, d->deletion_protection_enabled)) == 0;
     return ok ? o : NULL;
 }
 
@@ -296,6 +316,7 @@ static const api_field create_schema[] = {
     {.name = F_LSI, .type = AT_LIST, .flags = 0, .elem = &lsi},
     {.name = F_GSI, .type = AT_LIST, .flags = 0, .elem = &gsi},
     API_F_BOOL("DeletionProtectionEnabled"),
+    API_F_STREAM_SPEC,
     {.name = "KuraPartitions", .type = AT_INTEGER, .flags = AF_MIN | AF_MAX, .min = 1, .max = 256},
     API_F_END,
 };
@@ -356,6 +377,8 @@ static kura_status run_create(api_call *c)
     const jd_t *defs = jd_object_get(c->req, "AttributeDefinitions");
     const jd_t *keys = jd_object_get(c->req, "KeySchema");
     kura_index_def *lsis = NULL, *gsis = NULL;
+    api_stream_spec spec;
+    api_stream_spec_decode(c->req, &spec);
     kura_status s = decode_indexes(jd_object_get(c->req, F_LSI), &lsis);
     if (s == KURA_OK) s = decode_indexes(jd_object_get(c->req, F_GSI), &gsis);
     if (s != KURA_OK) {
@@ -396,11 +419,13 @@ static kura_status run_create(api_call *c)
         .local_secondary_indexes_count = jd_array_size(jd_object_get(c->req, F_LSI)),
         .global_secondary_indexes = gsis,
         .global_secondary_indexes_count = jd_array_size(jd_object_get(c->req, F_GSI)),
+        .stream_specification = spec.spec,
     };
     decode_throughput(c->req, &req.has_provisioned_throughput, &req.read_capacity_units,
                       &req.write_capacity_units);
     kura_table_description d;
     s = put_desc(c, "TableDescription", kura_create_table(c->db, &req, &d), &d);
+    s = api_stream_spec_result(&spec, s);
     free(ad);
     free(ks);
     free(lsis);
@@ -472,6 +497,7 @@ static const api_field update_schema[] = {
     {.name = "BillingMode", .type = AT_STRING, .flags = 0, .enums = enum_billing},
     {.name = "GlobalSecondaryIndexUpdates", .type = AT_LIST, .flags = 0, .elem = &gsi_action},
     API_F_BOOL("DeletionProtectionEnabled"),
+    API_F_STREAM_SPEC,
     API_F_END,
 };
 
@@ -534,11 +560,14 @@ static kura_status run_update(api_call *c)
     const jd_t *ups = jd_object_get(c->req, "GlobalSecondaryIndexUpdates");
     if (!jd_object_get(c->req, "ProvisionedThroughput") &&
         !jd_object_get(c->req, "BillingMode") &&
-        !jd_object_get(c->req, "DeletionProtectionEnabled") && jd_array_size(ups) == 0)
+        !jd_object_get(c->req, "DeletionProtectionEnabled") &&
+        !jd_object_get(c->req, "StreamSpecification") && jd_array_size(ups) == 0)
         return api_err(KURA_E_INVALID,
                        "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, "
                        "GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is "
                        "required");
+    api_stream_spec spec;
+    api_stream_spec_decode(c->req, &spec);
     kura_status s = check_gsi_updates(ups);
     if (s != KURA_OK) return s;
     kura_gsi_update *updates = NULL;
@@ -577,11 +606,13 @@ static kura_status run_update(api_call *c)
             .attribute_definitions_count = ndefs,
             .global_secondary_index_updates = updates,
             .global_secondary_index_updates_count = nups,
+            .stream_specification = spec.spec,
         };
         decode_throughput(c->req, &req.has_provisioned_throughput, &req.read_capacity_units,
                           &req.write_capacity_units);
         kura_table_description d;
         s = put_desc(c, "TableDescription", kura_update_table(c->db, &req, &d), &d);
+        s = api_stream_spec_result(&spec, s);
     }
     free(ad);
     free(updates);

@@ -56,7 +56,8 @@
  *   - a content type other than application/x-amz-json-1.0, application/json or none: 404
  *     UnknownOperationException (DynamoDB's status; DynamoDB Local accepts anything);
  *   - no or another X-Amz-Target: 400 UnknownOperationException, after the JSON check, as
- *     DynamoDB (DynamoDB Local: 500 InternalFailure);
+ *     DynamoDB (DynamoDB Local: 500 InternalFailure); so is a DynamoDB Streams operation under
+ *     DynamoDB_20120810 or a DynamoDB one under DynamoDBStreams_20120810 (target_op);
  *   - a body over 16 MB: 413 RequestEntityTooLarge, the connection closed;
  *   - every error's __type has kura_execute()'s prefix com.amazonaws.dynamodb.v20120810#
  *     (DynamoDB Local's too; DynamoDB uses com.amazon.coral.service# for the protocol and
@@ -94,7 +95,12 @@
 #include "util/status.h"
 #include "util/thread.h"
 
+/* X-Amz-Target: DynamoDB's operations, and DynamoDB Streams' on the same endpoint (as DynamoDB
+ * Local serves them; boto3's dynamodbstreams client signs for the service "dynamodb" too, which
+ * sigv4.c requires). An operation under the other service's prefix is unknown, as DynamoDB
+ * answers it. */
 #define TARGET_PREFIX "DynamoDB_20120810."
+#define STREAMS_TARGET_PREFIX "DynamoDBStreams_20120810."
 
 typedef struct srv_req srv_req;
 typedef struct srv_thread srv_thread;
@@ -430,6 +436,32 @@ static void unsuspend(srv_http *h, srv_req *r)
     atomic_fetch_sub(&h->writers.suspended, 1);
 }
 
+/* DynamoDB Streams' operations (api/req_streams.c). */
+static bool is_streams_op(const char *op)
+{
+    static const char *const ops[] = {"ListStreams", "DescribeStream", "GetShardIterator",
+                                      "GetRecords"};
+    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+        if (strcmp(op, ops[i]) == 0) return true;
+    return false;
+}
+
+/* The operation X-Amz-Target names for kura_execute(), NULL for none (no header, another
+ * prefix, or an operation of the other service: UnknownOperationException). */
+static const char *target_op(const char *target)
+{
+    if (!target) return NULL;
+    if (strncmp(target, TARGET_PREFIX, sizeof TARGET_PREFIX - 1) == 0) {
+        const char *op = target + sizeof TARGET_PREFIX - 1;
+        return is_streams_op(op) ? NULL : op;
+    }
+    if (strncmp(target, STREAMS_TARGET_PREFIX, sizeof STREAMS_TARGET_PREFIX - 1) == 0) {
+        const char *op = target + sizeof STREAMS_TARGET_PREFIX - 1;
+        return is_streams_op(op) ? op : NULL;
+    }
+    return NULL;
+}
+
 /* The body is complete: the signature, then the operation (or the extension). */
 static enum MHD_Result on_complete(srv_http *h, struct MHD_Connection *conn, srv_req *r,
                                    const char *url, const char *method)
@@ -451,10 +483,8 @@ static enum MHD_Result on_complete(srv_http *h, struct MHD_Connection *conn, srv
         return srv_ext_answer(h->db, conn, method, url, body, r->body.len, r->id,
                               atomic_load(&h->stopping));
     }
-    const char *target = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Amz-Target");
-    const char *op = NULL;
-    if (target && strncmp(target, TARGET_PREFIX, sizeof TARGET_PREFIX - 1) == 0)
-        op = target + sizeof TARGET_PREFIX - 1;
+    const char *op =
+        target_op(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Amz-Target"));
     if (h->writers.pool && is_write(op)) return hand_to_writers(h, conn, r, op);
     execute(h, r, op);
     return answer(h, conn, r);

@@ -7,6 +7,7 @@
  *               [--ttl-sweep-ms MS] [--ttl-sweep-duty PCT] [--ttl-change-interval-ms MS]
  *               [--ttl-transition-ms MS]
  *               [--ttl-clock-offset SECONDS]
+ *               [--stream-retention-ms MS] [--stream-iterator-ttl-ms MS]
  *
  * Lifecycle: SIGINT, SIGTERM and SIGHUP are blocked in every thread before any is created, then
  *   open the database -> start the HTTP daemon -> print "kura-server listening on
@@ -32,6 +33,10 @@
  * the sweep interval, the share of its time a sweep works, the least time between two UpdateTimeToLive of a table (DynamoDB's
  * hour), how long ENABLING / DISABLING show; --ttl-clock-offset moves the clock TTL compares
  * expiry times with by that many seconds (it may be negative), so tests can expire items.
+ * --stream-retention-ms and --stream-iterator-ttl-ms set the change streams' kura_options
+ * (docs/architecture.md, "Change stream"): how long a stream's records stay readable
+ * (DynamoDB's 24 hours by default) and how long a shard iterator does (DynamoDB's 15 minutes);
+ * tests shorten them to reach TrimmedDataAccessException and ExpiredIteratorException.
  */
 #include <errno.h>
 #include <limits.h>
@@ -109,6 +114,8 @@ typedef struct srv_options {
     uint64_t collection_limit; /* --item-collection-limit, 0: DynamoDB's 10 GB */
     unsigned ttl_sweep_ms, ttl_duty, ttl_change_ms, ttl_transition_ms; /* --ttl-*, 0: defaults */
     int64_t ttl_clock_offset; /* --ttl-clock-offset, seconds */
+    uint64_t stream_retention_ms; /* --stream-retention-ms, 0: DynamoDB's 24 hours */
+    unsigned stream_iterator_ttl_ms; /* --stream-iterator-ttl-ms, 0: DynamoDB's 15 minutes */
     char *auth_key, *auth_secret; /* --auth, malloc'ed */
     srv_config cfg;
 } srv_options;
@@ -124,6 +131,7 @@ static void usage(const char *msg)
             "                   [--ttl-sweep-duty PCT]\n"
             "                   [--ttl-change-interval-ms MS] [--ttl-transition-ms MS]\n"
             "                   [--ttl-clock-offset SECONDS]\n"
+            "                   [--stream-retention-ms MS] [--stream-iterator-ttl-ms MS]\n"
             "  --gsi-read-wait[=MS]  a Query or Scan with IndexName first waits (at most MS,\n"
             "                        default %u) until the index has applied every write\n"
             "                        acknowledged before it: read-your-writes on GSIs for\n"
@@ -137,6 +145,10 @@ static void usage(const char *msg)
             "                        table (default one hour, as DynamoDB)\n"
             "  --ttl-transition-ms MS  how long ENABLING/DISABLING show (default 1000)\n"
             "  --ttl-clock-offset SECONDS  moves TTL's clock (tests)\n"
+            "  --stream-retention-ms MS  how long stream records stay readable (default\n"
+            "                        24 hours, as DynamoDB)\n"
+            "  --stream-iterator-ttl-ms MS  how long a shard iterator stays valid (default\n"
+            "                        15 minutes, as DynamoDB)\n"
             "  kura's own endpoints: GET /kura/indexes (every index's lag), POST\n"
             "  /kura/index-wait {\"TableName\",\"IndexName\"?,\"TimeoutMillis\"?} (docs/server.md)\n",
             IXADM_DEFAULT_WAIT_MS);
@@ -161,6 +173,19 @@ static uint64_t parse_u64(const char *opt, const char *s)
     unsigned long long v = strtoull(s, &end, 10);
     if (!*s || *end || *s == '-' || v == 0 || errno) {
         fprintf(stderr, "kura-server: %s takes a positive number of bytes, not '%s'\n", opt, s);
+        exit(EXIT_USAGE);
+    }
+    return (uint64_t)v;
+}
+
+/* A positive number of milliseconds of up to a year (--stream-retention-ms). */
+static uint64_t parse_ms(const char *opt, const char *s)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (!*s || *end || *s == '-' || v == 0 || v > 31536000000ull || errno) {
+        fprintf(stderr, "kura-server: %s takes 1..31536000000 milliseconds, not '%s'\n", opt, s);
         exit(EXIT_USAGE);
     }
     return (uint64_t)v;
@@ -259,6 +284,10 @@ static void parse_args(int argc, char **argv, srv_options *o, long cores)
             o->ttl_transition_ms = parse_uint(a, v, 1, 86400000);
         else if (strcmp(a, "--ttl-clock-offset") == 0)
             o->ttl_clock_offset = parse_offset(a, v);
+        else if (strcmp(a, "--stream-retention-ms") == 0)
+            o->stream_retention_ms = parse_ms(a, v);
+        else if (strcmp(a, "--stream-iterator-ttl-ms") == 0)
+            o->stream_iterator_ttl_ms = parse_uint(a, v, 1, 86400000);
         else {
             fprintf(stderr, "kura-server: unknown option: %s\n", a);
             usage(NULL);
@@ -288,6 +317,8 @@ static kura_status open_db(srv_options *o, const char *dir, kura_db **db_out)
     opts.ttl_sweep_duty_percent = o->ttl_duty;
     opts.ttl_change_interval_ms = o->ttl_change_ms;
     opts.ttl_transition_ms = o->ttl_transition_ms;
+    opts.stream_retention_ms = o->stream_retention_ms;
+    opts.stream_iterator_ttl_ms = o->stream_iterator_ttl_ms;
     if (o->ttl_clock_offset) {
         opts.ttl_clock = offset_clock;
         opts.ttl_clock_arg = &o->ttl_clock_offset;

@@ -28,6 +28,13 @@
  *       prints {"Deleted":N}. UpdateTimeToLive and DescribeTimeToLive are DynamoDB
  *       operations of exec and pipe.
  *
+ *   kura --data DIR streams list [TABLE]
+ *   kura --data DIR streams read TABLE|STREAM_ARN [--shard SHARD_ID [--after SEQUENCE_NUMBER]]
+ *       The change streams (of TABLE) as JSON lines, and every record kept of a stream (a
+ *       table's latest one) as JSON lines, GetRecords' records exactly; --shard and --after
+ *       go on from a record read before (tools/kura_streams.c). ListStreams, DescribeStream,
+ *       GetShardIterator and GetRecords are also operations of exec and pipe.
+ *
  * index-stats and index-wait also exist as pseudo-operations of exec and pipe, outside DynamoDB's names:
  * KuraIndexWait {"TableName","IndexName"?,"TimeoutMillis"?} (the differential test makes
  * GSIs catch up between its writes and reads with it) and KuraIndexStats
@@ -44,6 +51,7 @@
 
 #include "kura.h"
 #include "server/index_admin.h"
+#include "tools/kura_streams.h"
 
 #define EXIT_USAGE 2
 #define EXIT_DB 3
@@ -56,11 +64,18 @@ static void usage(void)
             "       kura --data DIR index-stats [TABLE [INDEX]]\n"
             "       kura --data DIR index-wait TABLE [INDEX|-] [TIMEOUT_MS]\n"
             "       kura --data DIR ttl-sweep\n"
+            "       kura --data DIR streams list [TABLE]\n"
+            "       kura --data DIR streams read TABLE|STREAM_ARN [--shard SHARD_ID\n"
+            "                                     [--after SEQUENCE_NUMBER]]\n"
             "exec reads the request (DynamoDB JSON) from stdin; pipe reads lines\n"
             "\"<Operation> <json>\" and answers \"<0|1> <json>\" per line. Besides DynamoDB's\n"
             "operations both take KuraIndexWait {\"TableName\",\"IndexName\"?,\"TimeoutMillis\"?}\n"
             "(wait until the table's indexes have applied every earlier write) and\n"
-            "KuraIndexStats {\"TableName\"?,\"IndexName\"?} (every index's lag).\n");
+            "KuraIndexStats {\"TableName\"?,\"IndexName\"?} (every index's lag).\n"
+            "streams list prints the change streams (of TABLE) as JSON lines; streams read\n"
+            "prints every record kept of a stream (a table's latest), GetRecords' records as\n"
+            "JSON lines, shard by shard; --shard reads one shard, --after only its records\n"
+            "after SEQUENCE_NUMBER.\n");
     exit(EXIT_USAGE);
 }
 
@@ -234,7 +249,10 @@ int main(int argc, char **argv)
     bool stats = nargs <= 2 && strcmp(cmd, "index-stats") == 0;
     bool wait = nargs >= 1 && nargs <= 3 && strcmp(cmd, "index-wait") == 0;
     bool sweep = nargs == 0 && strcmp(cmd, "ttl-sweep") == 0;
-    if (!dir || (!exec && !pipe && !stats && !wait && !sweep)) usage();
+    bool streams = strcmp(cmd, "streams") == 0;
+    kura_streams_args sargs;
+    if (streams && kura_streams_parse(nargs, argv + i + 1, &sargs) != 0) usage();
+    if (!dir || (!exec && !pipe && !stats && !wait && !sweep && !streams)) usage();
     uint64_t timeout_ms = IXADM_DEFAULT_WAIT_MS;
     if (wait && nargs == 3) {
         char *end;
@@ -253,12 +271,14 @@ int main(int argc, char **argv)
                 kura_last_error());
         return EXIT_DB;
     }
-    int rc = exec    ? cmd_exec(db, argv[i + 1])
-             : pipe  ? cmd_pipe(db)
-             : sweep ? cmd_ttl_sweep(db)
-             : stats ? cmd_index_stats(db, nargs > 0 ? argv[i + 1] : NULL,
-                                       nargs > 1 ? argv[i + 2] : NULL)
-                     : cmd_index_wait(db, argv[i + 1], nargs > 1 ? argv[i + 2] : NULL, timeout_ms);
+    int rc = exec      ? cmd_exec(db, argv[i + 1])
+             : pipe    ? cmd_pipe(db)
+             : sweep   ? cmd_ttl_sweep(db)
+             : streams ? kura_streams_run(db, &sargs)
+             : stats   ? cmd_index_stats(db, nargs > 0 ? argv[i + 1] : NULL,
+                                         nargs > 1 ? argv[i + 2] : NULL)
+                       : cmd_index_wait(db, argv[i + 1], nargs > 1 ? argv[i + 2] : NULL,
+                                        timeout_ms);
     fflush(stdout);
     s = kura_close(db);
     if (s != KURA_OK) {
