@@ -90,9 +90,11 @@ static kura_status ref_acquire(kura_db *db, const char *table, uint64_t label_ms
     }
     kmutex_unlock(&db->tables_mu);
     if (!ok) {
+        char arn[sizeof r->arn];
+        memcpy(arn, r->arn, sizeof arn);
         bool missing = !x;
         ref_release(r);
-        return missing ? not_found(r->arn) : kura_err(KURA_E_NOMEM, "streams: out of memory");
+        return missing ? not_found(arn) : kura_err(KURA_E_NOMEM, "streams: out of memory");
     }
     return KURA_OK;
 }

@@ -380,12 +380,11 @@ kura_status kura_update_table(kura_db *db, const kura_update_table_req *req,
     if (req->has_provisioned_throughput && req->write_capacity_units > TABLE_CAPACITY_MAX)
         return kura_err(KURA_E_INVALID, "Given value %" PRIu64
                         " for WriteCapacityUnits is out of bounds", req->write_capacity_units);
-    if (sp->given && (s = stream_spec_check(sp)) != KURA_OK)
-        return s;
     kura_table *t;
     if ((s = table_acquire_named(db, req->table_name, &t)) != KURA_OK)
         return s;
-    if (sp->given && (s = table_stream_update(db, t, sp)) != KURA_OK) {
+    if (sp->given && ((s = stream_spec_check(sp)) != KURA_OK ||
+                      (s = table_stream_update(db, t, sp)) != KURA_OK)) {
         table_release(t);
         return s;
     }

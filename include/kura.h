@@ -825,8 +825,8 @@ typedef struct kura_stream_record {
     char sequence_number[26];   /* 25 digits, growing in the shard's order */
     uint64_t size_bytes;        /* DynamoDB's sizes of keys and the images carried */
     kura_stream_view_type stream_view_type;
-    bool service;               /* made by Time to Live: userIdentity {"type": "Service",
-                                 * "principalId": "dynamodb.amazonaws.com"} */
+    bool service;               /* made by Time to Live: userIdentity {"Type": "Service",
+                                 * "PrincipalId": "dynamodb.amazonaws.com"} */
 } kura_stream_record;
 
 /*
