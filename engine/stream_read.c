@@ -9,10 +9,10 @@
  * can hold what no reader may see yet. A record is read only once its first sequence is
  * visible; a piece only once its transaction is no longer committing (txn_is_committing:
  * once it has stopped, its commit record exists or never will). The order of the two checks
- * on a piece matters: "not committing" first, then the commit record. A committed piece is
- * shown once its commit record is durable (the transaction log synced if need be), as a
- * record is once it is durable in its WAL (lsm_wal_read): nothing a reader sees can be
- * undone by a power loss.
+ * on a piece matters: "not committing" first, then the commit record (which is durable once
+ * written, and looked up at the newest sequence: it becomes visible after the transaction's
+ * range). Like every record, a piece is read only once it is durable in its WAL
+ * (lsm_wal_read): nothing a reader sees can be undone by a power loss.
  */
 #include "engine/stream.h"
 
@@ -74,12 +74,6 @@ static kura_status on_record(void *arg, const uint8_t *rec, size_t len, lsm_wal_
     kura_status s = lsm_rep_resolve(r->part, rec, len, what, &r->scratch, &apply, &res, &id);
     if (s != KURA_OK || !apply)
         return s; /* (a transaction that did not commit: nothing) */
-    /* A relaxed transaction's commit record may not be durable yet: a power loss would undo
-     * the transaction, so it is made durable before its changes are shown (one sync covers
-     * every record written so far; none when the log is durable already). */
-    if (piece && r->db->sh.txn_sync && (s = r->db->sh.txn_sync(r->db->sh.txn_arg, r->part)) !=
-                                           KURA_OK)
-        return s;
     /* Visibility moves from one group's last sequence to the next one's, so a record is
      * published once its first sequence is. (Not its last: after a reopen the visible
      * sequence is the last one applied, and a record's last entry may be an image.) */

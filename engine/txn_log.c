@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "util/coding.h"
+#include "util/ikey.h"
 #include "util/status.h"
 
 #define TXN_TREE "#txn"
@@ -33,7 +34,11 @@ static kura_status committed(void *arg, uint64_t id, bool *committed_out, uint64
     uint8_t key[COMMIT_KEY];
     commit_key(key, id);
     kbuf v = KBUF_INIT;
-    kura_status s = lsm_get(db->txn->parts[0], key, sizeof key, 0, false, &v);
+    /* at the newest sequence, not the visible one: a commit record is written after its
+     * transaction's range, so it becomes visible after it; once written it is final (and
+     * durable: write_commit), and a stream reader must not take the transaction for aborted
+     * in between */
+    kura_status s = lsm_get(db->txn->parts[0], key, sizeof key, IKEY_MAX_SEQ, false, &v);
     *committed_out = s == KURA_OK;
     *base_out = 0;
     if (s == KURA_OK && v.len == 8)
@@ -389,9 +394,12 @@ static kura_status lead_all(txn_piece *pieces, size_t n, lsm_txn_hold *h)
 }
 
 /* The commit record of transaction `id`, its range starting at `base` (and the token, which
- * commits with it), written to the transaction log; durable if `sync`. */
-static kura_status write_commit(kura_db *db, uint64_t id, uint64_t base, bool sync,
-                                const txn_token *tok)
+ * commits with it), written to the transaction log and durable, also in relaxed durability:
+ * the writes that follow a transaction in its partitions' WALs may build on it, and any sync
+ * of those WALs (the syncer, kura_sync, a later transaction's pieces, a sync write) would
+ * make them outlive a commit record a power loss took (docs/architecture.md, "Relaxed
+ * durability"). */
+static kura_status write_commit(kura_db *db, uint64_t id, uint64_t base, const txn_token *tok)
 {
     uint8_t key[COMMIT_KEY], val[8];
     commit_key(key, id);
@@ -402,7 +410,7 @@ static kura_status write_commit(kura_db *db, uint64_t id, uint64_t base, bool sy
     if (s == KURA_OK && tok)
         s = put_token(&rec, tok);
     if (s == KURA_OK)
-        s = lsm_write_nowait(db->txn->parts[0], &rec, sync);
+        s = lsm_write_nowait(db->txn->parts[0], &rec, true);
     lsm_batch_free(&rec);
     return s;
 }
@@ -526,7 +534,7 @@ kura_status txn_commit(kura_db *db, txn_piece *pieces, size_t n, bool sync,
     uint64_t first = lsm_txn_alloc(&db->sh, parts, offs, slots, n, total);
     for (size_t i = 0; i < n; i++)
         lsm_rep_set_seq(m[i].rep.data, first + offs[i]);
-    s = write_commit(db, id, first, sync, tok);
+    s = write_commit(db, id, first, tok);
     if (s == KURA_OK)
         s = io_crash_point(db->io, "txn.after_commit");
     if (s == KURA_OK) {

@@ -779,8 +779,8 @@ static void test_enable_under_writes(void **state)
 }
 
 /* With relaxed durability a reader sees a write once it is durable (the syncer's interval,
- * here never: kura_sync), and a transaction once its commit record is (the reader syncs the
- * transaction log itself). */
+ * here never: kura_sync), and a transaction over several partitions at once (its pieces and
+ * its commit record are durable when it returns). */
 static void test_relaxed_durable_only(void **state)
 {
     (void)state;
@@ -798,7 +798,7 @@ static void test_relaxed_durable_only(void **state)
     read_all(arn, &r);
     assert_int_equal(r.n, 1);
     recs_free(&r);
-    /* over several partitions: pieces made durable by the commit, its record by the reader */
+    /* over several partitions: made durable by the commit */
     char items[2048] = "";
     for (int i = 0; i < 10; i++)
         snprintf(items + strlen(items), sizeof items - strlen(items),
