@@ -22,17 +22,15 @@
  *  - KURA_RELAXED (nothing synced by time within the test; a kura_sync every SYNC_EVERY ops,
  *    after which what was acknowledged before must survive): other acknowledged writes may
  *    be lost, but what survives is, per shard, a prefix of the writes, with no duplicate;
- *    records the consumer read may have vanished (kura's stream reads a WAL up to what was
- *    handed to the OS, not up to what is durable), only a shard's latest ones, and then
- *    resuming after them fails (the consumer learns it) and no later record takes their
- *    positions.
+ *    no record the consumer read vanishes (the stream shows a WAL only up to what is
+ *    durable) and resuming never fails.
  * Either way the stream the consumer ends with leads to the table's items.
  *
- * The relaxed sweep runs without TransactWriteItems: with them it fails on an engine bug (a
- * relaxed transaction's commit record is not durable before the later writes of its
- * partitions; docs/testing-crash.md, "Open"). test_relaxed_powerloss_transactions (the sweep
- * with them) and test_relaxed_synced_transaction (the smallest case: a transaction, a
- * kura_sync, a power loss) run only with KURA_TEST_KNOWN_BUGS=1.
+ * The relaxed sweep runs with and without TransactWriteItems: with them it found an engine
+ * bug (a relaxed transaction's commit record was not durable before the later writes of its
+ * partitions; docs/testing-crash.md, "Found and fixed"), which
+ * test_relaxed_synced_transaction shows in its smallest form (a transaction, a kura_sync, a
+ * power loss).
  *
  * Canary: relaxed writes checked as if acknowledged meant durable must fail some DROP cuts.
  * Reproduce with the printed KURA_TEST_SEED; KURA_TEST_CUT=n runs cut point n only.
@@ -83,13 +81,6 @@ static kura_options pl_options(io_fault *f, kura_durability d)
     o.block_cache_bytes = 1 << 20;
     o.background_threads = 2;
     return o;
-}
-
-/* Tests that fail on a known engine bug run only with KURA_TEST_KNOWN_BUGS=1. */
-static bool known_bugs(void)
-{
-    const char *v = getenv("KURA_TEST_KNOWN_BUGS");
-    return v && *v && strcmp(v, "0") != 0;
 }
 
 static sc_config config(bool durable_acks, bool no_txn)
@@ -339,6 +330,9 @@ static void sweep(const plan *p, const char *name)
             name, (unsigned long long)cuts, (unsigned long long)m, (unsigned long long)crashed,
             (unsigned long long)records, (unsigned long long)txns, (unsigned long long)lost,
             (unsigned long long)vanished, (unsigned long long)resumes_failed);
+    if (vanished || resumes_failed) /* shown only once durable: nothing read can go */
+        fail_msg("%s: %llu records the consumer had read vanished, %llu resumes failed", name,
+                 (unsigned long long)vanished, (unsigned long long)resumes_failed);
     if (!only && crashed < cuts * 9 / 10)
         fail_msg("%s: only %llu of %llu cuts crashed the workload", name,
                  (unsigned long long)crashed, (unsigned long long)cuts);
@@ -355,7 +349,7 @@ static void test_sync_powerloss(void **state)
 }
 
 /* Relaxed writes without transactions: a prefix of each shard survives (all of what a
- * kura_sync covered), what the consumer read past it vanishes and resuming there fails. */
+ * kura_sync covered), and all of what the consumer read. */
 static void test_relaxed_powerloss(void **state)
 {
     (void)state;
@@ -363,13 +357,11 @@ static void test_relaxed_powerloss(void **state)
     sweep(&p, "stream powerloss relaxed");
 }
 
-/* The same with transactions fails on an engine bug (docs/testing-crash.md, "Open": a relaxed
- * transaction's commit record is not durable before the later writes that follow it in its
- * partitions' WALs): run with KURA_TEST_KNOWN_BUGS=1. */
+/* The same with transactions (it found the relaxed commit record bug: docs/testing-crash.md,
+ * "Found and fixed"). */
 static void test_relaxed_powerloss_transactions(void **state)
 {
     (void)state;
-    if (!known_bugs()) skip();
     plan p = {.durability = KURA_RELAXED, .sync_every = SYNC_EVERY};
     sweep(&p, "stream powerloss relaxed, transactions");
 }
@@ -416,11 +408,10 @@ static void txn_then_update(kura_db *db)
 /* The bug in its simplest form: a relaxed TransactWriteItems over both partitions, an
  * UpdateItem of one of its items, a kura_sync that returns OK, a power loss. Everything
  * acknowledged before the kura_sync must survive; the stream must show the transaction's
- * four INSERTs before the update's MODIFY. Run with KURA_TEST_KNOWN_BUGS=1. */
+ * four INSERTs before the update's MODIFY. */
 static void test_relaxed_synced_transaction(void **state)
 {
     (void)state;
-    if (!known_bugs()) skip();
     char *dir = test_mkdtemp("crash-stream-pl-txn");
     scratch_copy_dir(g_tmpl, dir);
     io_fault *f = io_fault_new(nosync_env());
