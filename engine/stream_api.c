@@ -585,9 +585,7 @@ static kura_status on_change(void *arg, const stream_change *c, stream_pos at)
         kura_value_free(rec.keys);
         kura_value_free(rec.new_image);
         kura_value_free(rec.old_image);
-        return s == KURA_E_CORRUPTION
-                   ? kura_err(s, "%s: %s", r->t->tree->dir, kura_last_error())
-                   : s;
+        return s; /* (stream_read names the record's file and offset) */
     }
     pg->bytes += rec.size_bytes;
     pg->v[pg->n++] = rec;

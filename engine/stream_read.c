@@ -54,17 +54,29 @@ static kura_status on_change(void *arg, const stream_change *c)
     return s;
 }
 
+static kura_status record(read_ctx *r, const uint8_t *rec, size_t len, lsm_wal_pos at);
+
+/* The record's errors name its file and offset (formatted only then: this runs for every
+ * record a consumer reads). */
 static kura_status on_record(void *arg, const uint8_t *rec, size_t len, lsm_wal_pos at)
 {
     read_ctx *r = arg;
+    kura_status s = record(r, rec, len, at);
+    if (s != KURA_OK && s != KURA_E_BUSY)
+        s = kura_err(s, "%s/%06llu.log offset %llu: %s", r->part->dir,
+                     (unsigned long long)at.segment, (unsigned long long)at.offset,
+                     kura_last_error());
+    return s;
+}
+
+static kura_status record(read_ctx *r, const uint8_t *rec, size_t len, lsm_wal_pos at)
+{
     if (r->n == r->max || r->full)
         return KURA_E_BUSY;
     if (at.segment > r->end.segment ||
         (at.segment == r->end.segment && at.offset >= r->end.offset))
         return KURA_E_BUSY; /* the shard ends before it */
-    char what[4200];
-    snprintf(what, sizeof what, "%s: the WAL record at %06llu.log offset %llu", r->part->dir,
-             (unsigned long long)at.segment, (unsigned long long)at.offset);
+    const char *what = "the WAL record";
     uint64_t id = 0;
     bool piece = lsm_rep_txn_id(rec, len, &id);
     if (piece && txn_is_committing(r->db, id))

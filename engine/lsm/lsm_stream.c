@@ -124,9 +124,11 @@ kura_status lsm_wal_read(lsm_tree *t, lsm_wal_pos from, size_t max_records, lsm_
                             t->dir, (unsigned long long)at.segment,
                             (unsigned long long)at.offset, (unsigned long long)tail.segment,
                             (unsigned long long)tail.offset);
-        uint64_t num = 0, oldest = 0;
-        bool found = false;
-        if ((s = next_segment(t, at.segment, &num, &found, &oldest)) != KURA_OK)
+        uint64_t num = at.segment, oldest = 0;
+        bool found = true;
+        /* the current segment exists; another is looked up in the directory */
+        if (at.segment != tail.segment &&
+            (s = next_segment(t, at.segment, &num, &found, &oldest)) != KURA_OK)
             return s;
         if (!found || num != at.segment) {
             if (at.offset > 0 || at.segment < oldest || !found)
