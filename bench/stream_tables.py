@@ -9,7 +9,8 @@ workloads (or two figures of one) of the same round; with several files the roun
 pooled. Each row gives the median over the rounds, every round's value, and the verdict over
 the rounds (bench/round_stats.py). The second table gives each workload's medians: the
 writers' figures (CPU of the whole process per PutItem, WAL bytes per PutItem), the third the
-consumers'. Exit status 1 if a file lacks a workload.
+consumers' (the poll period: a GetRecords call's return - the start of the same shard's call
+before it, how long a record can wait from polling alone). Exit status 1 if a file lacks a workload.
 """
 import os
 import sys
@@ -103,8 +104,8 @@ def main():
                  med(ex(w, "wal_syncs_per_call"), "%.2f")))
     print()
     print("| consumer | records/s | CPU us / record | CPU % | GetRecords/s | records / call "
-          "| empty calls | call p50 us | call p99 us |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "| empty calls | call p50 us | call p99 us | call max ms | poll period p99 / max ms |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for label, w, pre, rate, cpu, pct in (
             ("stream_read, beside the writers", "stream_read", "live", None,
              "live_cpu_us_per_rec", "live_cpu_pct"),
@@ -113,13 +114,16 @@ def main():
             ("stream_lag, polling", "stream_lag", "poll", "done_per_sec",
              "consumer_cpu_us_per_rec", "consumer_cpu_pct")):
         recs = ex(w, rate) if rate else ops(w)
-        print("| %s | %s | %s | %s | %s | %s | %s%% | %s | %s |"
+        print("| %s | %s | %s | %s | %s | %s | %s%% | %s | %s | %s | %s / %s |"
               % (label, med(recs, ","), med(ex(w, cpu), "%.1f"), med(ex(w, pct), "%.0f"),
                  med(ex(w, pre + "_calls_per_sec"), ","),
                  med(ex(w, pre + "_recs_per_call"), "%.0f"),
                  med(ex(w, pre + "_empty_pct"), "%.0f"),
                  med(ex(w, pre + "_call_p50_us"), "%.0f"),
-                 med(ex(w, pre + "_call_p99_us"), "%.0f")))
+                 med(ex(w, pre + "_call_p99_us"), "%.0f"),
+                 med(ex(w, pre + "_call_max_ms"), "%.1f"),
+                 med(ex(w, pre + "_period_p99_ms"), "%.1f"),
+                 med(ex(w, pre + "_period_max_ms"), "%.1f")))
     return 0
 
 

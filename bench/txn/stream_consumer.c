@@ -29,7 +29,10 @@ struct bst_consumer {
     uint64_t *count;       /* [nwriters] */
     uint64_t *base, *want; /* [nwriters]: what the check expects (bst_consumer_expect) */
     uint64_t records, calls, empty_calls;
+    uint64_t *began;       /* [nshards]: when the shard's last GetRecords began (0: none) */
     bench_hist calls_hist; /* GetRecords' times */
+    bench_hist period;     /* a call's return - the start of the shard's call before it: how
+                            * stale a record can be when it comes back, from polling alone */
 };
 
 double bst_thread_cpu_s(void)
@@ -49,6 +52,7 @@ void bst_consumer_free(bst_consumer *k)
     free(k->count);
     free(k->base);
     free(k->want);
+    free(k->began);
     free(k);
 }
 
@@ -68,9 +72,11 @@ kura_status bst_consumer_open(btx_ctx *c, kura_shard_iterator_type type, uint32_
         k->count = calloc(nwriters, sizeof *k->count);
         k->base = calloc(nwriters, sizeof *k->base);
         k->want = calloc(nwriters, sizeof *k->want);
+        k->began = calloc(n ? n : 1, sizeof *k->began);
         bench_hist_init(&k->calls_hist);
+        bench_hist_init(&k->period);
     }
-    if (!k || !k->iters || !k->last || !k->count || !k->base || !k->want)
+    if (!k || !k->iters || !k->last || !k->count || !k->base || !k->want || !k->began)
         s = kura_err(KURA_E_NOMEM, "consumer");
     if (s == KURA_OK && n != c->parts)
         s = kura_err(KURA_E_CORRUPTION, "the stream has %u shards, the table %u partitions", n,
@@ -152,6 +158,8 @@ kura_status bst_consumer_pass(bst_consumer *k, bst_record_fn fn, void *arg, uint
         btx_watch_leave(k->c->watch, k->slot);
         if (s != KURA_OK) return btx_fail(s, "GetRecords");
         bench_hist_add(&k->calls_hist, t1 - t0);
+        if (k->began[i]) bench_hist_add(&k->period, t1 - k->began[i]);
+        k->began[i] = t0;
         k->calls++;
         k->empty_calls += n == 0;
         kura_free(k->iters[i]);
@@ -233,5 +241,8 @@ void bst_consumer_report(const bst_consumer *k, const char *prefix, double secon
     CONSUMER_EXTRA("recs_per_call", k->calls ? (double)k->records / (double)k->calls : 0);
     CONSUMER_EXTRA("call_p50_us", bench_hist_percentile_us(&k->calls_hist, 50));
     CONSUMER_EXTRA("call_p99_us", bench_hist_percentile_us(&k->calls_hist, 99));
+    CONSUMER_EXTRA("call_max_ms", (double)k->calls_hist.max_ns / 1e6);
+    CONSUMER_EXTRA("period_p99_ms", bench_hist_percentile_us(&k->period, 99) / 1000.0);
+    CONSUMER_EXTRA("period_max_ms", (double)k->period.max_ns / 1e6);
 #undef CONSUMER_EXTRA
 }

@@ -213,7 +213,9 @@ kura_status bst_consumer_read_all(bst_consumer *k, bst_record_fn fn, void *arg, 
 void bst_consumer_expect(bst_consumer *k, uint32_t writer, uint64_t base, uint64_t want);
 kura_status bst_consumer_check(const bst_consumer *k);
 /* Extras "<prefix>_calls_per_sec" (GetRecords calls over `seconds`), "_empty_pct" (those
- * that returned nothing), "_recs_per_call", "_call_p50_us" and "_call_p99_us". */
+ * that returned nothing), "_recs_per_call", "_call_p50_us", "_call_p99_us", "_call_max_ms",
+ * and "_period_p99_ms", "_period_max_ms": a call's return - the start of the same shard's
+ * call before it, the longest a record can wait for the consumer from polling alone. */
 void bst_consumer_report(const bst_consumer *k, const char *prefix, double seconds, bench_run *run);
 /* The calling thread's CPU time in seconds. */
 double bst_thread_cpu_s(void);
