@@ -175,6 +175,8 @@ kura_status btx_run_stream_lag(btx_ctx *c, bench_run *run)
     double max_rate = run->seconds > 0 ? (double)run->ops / run->seconds : 0;
     double rate = max_rate / 2; /* the phase's, all writers together */
     uint64_t total = 0;
+    if (s == KURA_OK && !(rate > 0))
+        s = kura_err(KURA_E_INVALID, "stream_lag: the calibration wrote nothing");
     if (s == KURA_OK) {
         *ls = (lag_state){.w = lw, .nwriters = nput};
         bench_hist_init(&ls->lag);
