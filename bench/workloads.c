@@ -62,6 +62,12 @@ const bench_workload bench_workloads[] = {
     {"ttl_sweep_sync", BENCH_WL_TTL_SWEEP, true, true, false, "the same, --sync-num, sync", 0},
     {"ttl_put_solo", BENCH_WL_TTL_PUT_SOLO, true, false, true, "PutItems, threads/2, no sweep", 0},
     {"ttl_put_sweep", BENCH_WL_TTL_PUT_SWEEP, true, false, true, "the same during a TTL sweep", 0},
+    {"stream_put_solo", BENCH_WL_STREAM_PUT_SOLO, true, false, true, "PutItems, no stream, relaxed", 0},
+    {"stream_put", BENCH_WL_STREAM_PUT, true, false, true, "the same with a stream", 0},
+    {"stream_put_solo_sync", BENCH_WL_STREAM_PUT_SOLO, true, true, true, "PutItems, no stream, sync", 0},
+    {"stream_put_sync", BENCH_WL_STREAM_PUT, true, true, true, "the same with a stream", 0},
+    {"stream_read", BENCH_WL_STREAM_READ, true, false, true, "GetRecords beside PutItems", 0},
+    {"stream_lag", BENCH_WL_STREAM_LAG, true, false, true, "write->record at 50% of max", 0},
 };
 const size_t bench_nworkloads = sizeof bench_workloads / sizeof bench_workloads[0];
 

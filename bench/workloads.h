@@ -23,6 +23,9 @@
  *                secondary indexes, see bench/index/index.h
  *   pairs_put, pairs_txn, batch25[_sync], txn25[_sync], put_solo[_sync], put_mixed[_sync],
  *   txn_hot:     transactions, see bench/txn/txn.h
+ *   ttl_sweep[_sync], ttl_put_solo, ttl_put_sweep: Time to Live, see bench/txn/ttl.c
+ *   stream_put_solo[_sync], stream_put[_sync], stream_read, stream_lag: the change stream,
+ *                see bench/txn/stream.c
  */
 #ifndef KURA_BENCH_WORKLOADS_H
 #define KURA_BENCH_WORKLOADS_H
@@ -67,6 +70,10 @@ typedef enum bench_wl_kind {
     BENCH_WL_TTL_SWEEP,     /* the Time to Live workloads run with the transaction ones */
     BENCH_WL_TTL_PUT_SOLO,
     BENCH_WL_TTL_PUT_SWEEP,
+    BENCH_WL_STREAM_PUT_SOLO, /* the change stream's, too (bench/txn/stream.c) */
+    BENCH_WL_STREAM_PUT,
+    BENCH_WL_STREAM_READ,
+    BENCH_WL_STREAM_LAG,
 } bench_wl_kind;
 
 static inline bool bench_wl_is_item(int kind)

@@ -10,19 +10,22 @@
 #   SUITE=index scripts/bench.sh                  the secondary-index workloads (~5 min)
 #   SUITE=txn scripts/bench.sh                    the transaction workloads (~3 min)
 #   SUITE=ttl scripts/bench.sh                    the Time to Live workloads (~1 min)
+#   SUITE=stream scripts/bench.sh                 the change stream workloads (~4 min)
 # Environment:
 #   SUITE      core (default): the storage-core comparison; index: the secondary-index
 #              workloads on kura-capi (bench/index/index.h, docs/BENCHMARKS.md "Secondary
 #              indexes"), 3 rounds; txn: the transaction workloads on kura-capi
 #              (bench/txn/txn.h, docs/BENCHMARKS.md "Transactions"), 3 rounds; ttl: the
-#              Time to Live workloads (bench/txn/ttl.c, docs/BENCHMARKS.md "Time to Live")
+#              Time to Live workloads (bench/txn/ttl.c, docs/BENCHMARKS.md "Time to Live");
+#              stream: the change stream workloads (bench/txn/stream.c, docs/BENCHMARKS.md
+#              "Change streams"), 3 rounds
 #   BUILD_DIR  the CMake build directory (default: build). It must be a Release build
 #              without sanitizers; a missing one is configured as such.
 #   BENCH_DIR  where the databases are made (default: $BUILD_DIR/bench/data). Use a real
 #              disk file system, not tmpfs: fillsync and recover measure the disk.
 #
 # Writes $BUILD_DIR/bench/bench-<UTC time>.{txt,json} (SUITE=index: index-<UTC time>,
-# SUITE=txn: txn-<UTC time>, SUITE=ttl: ttl-<UTC time>) and
+# SUITE=txn: txn-<UTC time>, SUITE=ttl: ttl-<UTC time>, SUITE=stream: stream-<UTC time>) and
 # points latest.{txt,json} at them.
 # Exit status: kura-bench's (0 all runs succeeded, 1 some run failed, 2 bad flags).
 set -euo pipefail
@@ -63,6 +66,11 @@ base=$out/bench-$stamp
 # (8 threads, sync), 25-item transactions against BatchWriteItem (sync and relaxed), PutItem
 # beside transactions against PutItem alone (sync and relaxed), and 8 threads of transfers
 # among 100 hot items; ~55 s a round (the time-based ones run --txn-seconds each).
+#
+# The change stream suite: PutItem on 2 threads without and with a NEW_AND_OLD_IMAGES stream
+# (relaxed and sync), one GetRecords consumer beside 2 PutItem threads at full speed and then
+# a drain of what they wrote, and the write -> record latency at 50% of the maximum write
+# rate; ~70 s a round (the time-based ones run --txn-seconds each, stream_lag twice).
 case ${SUITE:-core} in
 core)
     standard=(--engines=all
@@ -88,7 +96,13 @@ ttl)
               --workloads=ttl_sweep,ttl_sweep_sync,ttl_put_solo,ttl_put_sweep
               --num=500000 --sync-num=20000 --threads=2 --txn-seconds=5 --repeat=3
               --partitions=4 --memtable-mb=64 --cache-mb=32 --seed=301) ;;
-*) echo "bench.sh: SUITE is core, index or txn or ttl, not '$SUITE'" >&2; exit 2 ;;
+stream)
+    base=$out/stream-$stamp
+    standard=(--engines=kura-capi
+              --workloads=stream_put_solo,stream_put,stream_put_solo_sync,stream_put_sync,stream_read,stream_lag
+              --threads=2 --txn-seconds=5 --repeat=3
+              --partitions=4 --memtable-mb=64 --cache-mb=32 --seed=301) ;;
+*) echo "bench.sh: SUITE is core, index, txn, ttl or stream, not '$SUITE'" >&2; exit 2 ;;
 esac
 set +e
 "$build/bin/kura-bench" "${standard[@]}" --dir="$data" --json="$base.json" "$@" \

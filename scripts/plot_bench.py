@@ -22,6 +22,12 @@ the rounds of several files are pooled):
                          PutItems or BatchWriteItem; PutItem beside transactions against
                          alone), a dot per round, with the targets; and txn_hot's latency
   PREFIX-throughput.png  items per second of each pair of workloads compared (log scale)
+kura-bench files of the change stream workloads (bench/txn/stream.c; SUITE=stream
+scripts/bench.sh; the rounds of several files are pooled):
+  PREFIX.png             PutItem with a stream / without (relaxed, sync), one consumer's
+                         drain / the write rate, the share it had read when the writers
+                         stopped, and the write -> record lag at 50% of the maximum write
+                         rate; a dot per round, with the targets
 kura-http-bench files (scripts/bench_http.sh's combined files; the rounds of several are
 pooled, as bench/http/http_tables.py pools them):
   PREFIX-throughput.png  req/s per server per workload at each connection count, with
@@ -398,6 +404,73 @@ def txn_charts(paths, out):
 
 
 # ---------------------------------------------------------------------------------------
+# kura-bench, change stream workloads
+
+
+def is_stream(paths):
+    for p in paths:
+        with open(p) as f:
+            d = json.load(f)
+        if any(r["workload"].startswith("stream_") for r in d["results"]):
+            return True
+    return False
+
+
+def stream_charts(paths, out):
+    rs, m = index_rounds(paths)  # the same layout: {workload: run} per round
+    note = "%d round%s; %s, %s cores" % (len(rs), "" if len(rs) == 1 else "s",
+                                         m["cpu_model"], m["cores"])
+
+    def ratio(fa, fb):
+        vals = []
+        for r in rs:
+            try:
+                vals.append(fa(r) / fb(r))
+            except (KeyError, ZeroDivisionError):
+                pass
+        return vals
+
+    def ops(w):
+        return lambda r: r[w]["ops_per_sec"]
+
+    def ext(w, name):
+        return lambda r: r[w]["extras"][name]
+
+    fig, (ax, ax2, ax3) = plt.subplots(1, 3, figsize=(13, 4.6),
+                                       gridspec_kw={"width_ratios": [2.2, 1, 1.4]})
+    bars = (("PutItem, stream\n/ none, relaxed",
+             ratio(ops("stream_put"), ops("stream_put_solo")), 0.8),
+            ("PutItem, stream\n/ none, sync",
+             ratio(ops("stream_put_sync"), ops("stream_put_solo_sync")), 0.8),
+            ("one consumer's drain\n/ the write rate",
+             ratio(ext("stream_read", "drain_per_sec"), ops("stream_put")), 1.0))
+    bars_with_rounds(ax, [b[0] for b in bars], [b[1] for b in bars],
+                     [COLORS["kura"], COLORS["kura-capi"], COLORS["kura-json"]])
+    for i, b in enumerate(bars):
+        ax.hlines(b[2], i - 0.45, i + 0.45, color="black", lw=0.9, ls="--")
+    ax.annotate("dashed: the targets", (0.01, 0.95), xycoords="axes fraction", fontsize=7)
+    ax.set_ylabel("ratio, same round")
+    ax.set_title("What a stream costs PutItem; what one consumer reads", fontsize=9)
+    keep = [r["stream_read"]["extras"]["keep_up_pct"] for r in rs if "stream_read" in r]
+    bars_with_rounds(ax2, ["read by the\nwriters' stop"], [keep], [COLORS["kura-capi"]])
+    ax2.hlines(99, -0.45, 0.45, color="black", lw=0.9, ls="--")
+    ax2.set_ylim(min(keep + [99]) - 1, 100.2)
+    ax2.set_ylabel("% of the records written")
+    ax2.set_title("One consumer beside PutItem\nthreads at full speed", fontsize=9)
+    lag = [r["stream_lag"]["extras"] for r in rs if "stream_lag" in r]
+    bars_with_rounds(ax3, ["p50", "p99", "max"],
+                     [[x["lag_p50_ms"] for x in lag], [x["lag_p99_ms"] for x in lag],
+                      [x["lag_max_ms"] for x in lag]],
+                     [COLORS["kura"], COLORS["kura-capi"], COLORS["kura-json"]])
+    ax3.hlines(10, 0.55, 1.45, color="black", lw=0.9, ls="--")
+    ax3.set_yscale("log")
+    ax3.set_ylabel("ms, acknowledgement -> GetRecords (log)")
+    ax3.set_title("Write -> record at 50% of the\nmaximum write rate", fontsize=9)
+    fig.suptitle("Change streams, " + note, fontsize=10)
+    save(fig, out + ".png")
+
+
+# ---------------------------------------------------------------------------------------
 # kura-http-bench
 
 
@@ -553,6 +626,8 @@ def main():
             index_charts(a.inputs, a.out)
         elif is_txn(a.inputs):
             txn_charts(a.inputs, a.out)
+        elif is_stream(a.inputs):
+            stream_charts(a.inputs, a.out)
         else:
             kv_charts(a.inputs, a.out)
     except (OSError, ValueError, KeyError) as e:

@@ -46,7 +46,8 @@ static kura_status btx_open(const char *dir, const bench_config *cfg, bool sync,
     return s == KURA_OK ? s : btx_fail(s, "open");
 }
 
-static kura_status btx_create_table(kura_db *db)
+/* The table, with a stream of `view` when it is not UNSET (its ARN into arn_out[512]). */
+static kura_status btx_create_table(kura_db *db, kura_stream_view_type view, char *arn_out)
 {
     kura_attribute_definition defs[] = {{"pk", KURA_S}, {"sk", KURA_S}};
     kura_key_schema_element ks[] = {{"pk", false}, {"sk", true}};
@@ -56,9 +57,13 @@ static kura_status btx_create_table(kura_db *db)
                                  .key_schema = ks,
                                  .key_schema_count = 2,
                                  .billing_mode = KURA_BILLING_PAY_PER_REQUEST};
+    if (view != KURA_STREAM_VIEW_UNSET)
+        req.stream_specification = (kura_stream_specification){true, true, view};
     kura_table_description desc;
     kura_status s = kura_create_table(db, &req, &desc);
     if (s != KURA_OK) return btx_fail(s, "CreateTable");
+    if (view != KURA_STREAM_VIEW_UNSET)
+        snprintf(arn_out, 512, "%s", desc.latest_stream_arn ? desc.latest_stream_arn : "");
     kura_table_description_free(&desc);
     return KURA_OK;
 }
@@ -102,7 +107,12 @@ kura_value *btx_key(uint64_t index)
 
 kura_status btx_put(kura_db *db, uint64_t index)
 {
-    kura_value *item = btx_item(index, "0");
+    return btx_put_n(db, index, "0");
+}
+
+kura_status btx_put_n(kura_db *db, uint64_t index, const char *n)
+{
+    kura_value *item = btx_item(index, n);
     if (!item) return kura_err(KURA_E_NOMEM, "item %llu", (unsigned long long)index);
     kura_put_item_req req = {.table_name = BTX_TABLE, .item = item};
     kura_write_result res = {0};
@@ -374,8 +384,11 @@ kura_status bench_txn_run(const bench_workload *wl, const bench_config *cfg, uin
     btx_watch_enter(c.watch, 0);
     bench_run run;
     memset(&run, 0, sizeof run);
+    /* the stream workloads' table has a NEW_AND_OLD_IMAGES stream, but stream_put_solo's */
+    bool stream = wl->kind >= BENCH_WL_STREAM_PUT && wl->kind <= BENCH_WL_STREAM_LAG;
+    kura_stream_view_type view = stream ? KURA_STREAM_NEW_AND_OLD_IMAGES : KURA_STREAM_VIEW_UNSET;
     s = btx_open(dir, cfg, c.sync, c.io, &c.db);
-    if (s == KURA_OK && (s = btx_create_table(c.db)) == KURA_OK) {
+    if (s == KURA_OK && (s = btx_create_table(c.db, view, c.stream_arn)) == KURA_OK) {
         switch (wl->kind) {
         case BENCH_WL_TXN_PAIRS_PUT:
         case BENCH_WL_TXN_PAIRS_TXN:
@@ -398,6 +411,16 @@ kura_status bench_txn_run(const bench_workload *wl, const bench_config *cfg, uin
         case BENCH_WL_TTL_PUT_SOLO:
         case BENCH_WL_TTL_PUT_SWEEP:
             s = btx_run_ttl_put(&c, wl->kind == BENCH_WL_TTL_PUT_SWEEP, &run);
+            break;
+        case BENCH_WL_STREAM_PUT_SOLO:
+        case BENCH_WL_STREAM_PUT:
+            s = btx_run_stream_put(&c, &run);
+            break;
+        case BENCH_WL_STREAM_READ:
+            s = btx_run_stream_read(&c, &run);
+            break;
+        case BENCH_WL_STREAM_LAG:
+            s = btx_run_stream_lag(&c, &run);
             break;
         default:
             s = kura_err(KURA_E_INVALID, "%s is not a transaction workload", wl->name);

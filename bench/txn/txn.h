@@ -56,6 +56,11 @@
  *                 one kura_ttl_sweep of --num expired items, alone and beside --threads/2
  *                 PutItem threads, against the same PutItems without a sweep
  *
+ *   stream_put_solo[_sync], stream_put[_sync], stream_read, stream_lag  the change stream
+ *                 (bench/txn/stream.c): --threads PutItem threads into a table without and
+ *                 with a NEW_AND_OLD_IMAGES stream; one GetRecords consumer beside them at
+ *                 full speed, and a drain; write -> record at 50% of the maximum write rate
+ *
  * What they check: every item written is there (the per-partition counts above; pairs_*,
  * *25*: a sample of pairs or batches read back with TransactGetItems, attribute by
  * attribute); txn_hot: every TransactGetItems snapshot and the end hold the total 100 x

@@ -70,6 +70,7 @@ typedef struct btx_ctx {
     uint64_t seed;  /* of this (round, workload) */
     btx_io *io;
     btx_watch *watch;
+    char stream_arn[512]; /* the table's stream (the stream workloads, stream.c), else "" */
 } btx_ctx;
 
 /* kura_status with "what: status: message" for a failed kura call. */
@@ -84,8 +85,9 @@ uint32_t btx_part_of(uint64_t group, uint32_t parts);
 kura_value *btx_item(uint64_t index, const char *n);
 kura_value *btx_key(uint64_t index);
 
-/* PutItem of item `index` (n = 0). */
+/* PutItem of item `index` (n = 0); btx_put_n: with n = `n`, a number. */
 kura_status btx_put(kura_db *db, uint64_t index);
+kura_status btx_put_n(kura_db *db, uint64_t index, const char *n);
 
 /* Two items in two different partitions. */
 typedef struct btx_pair {
@@ -155,7 +157,7 @@ void btx_hist_report(btx_worker *ws, uint32_t n, bench_run *run);
 /* Sleeps for ms milliseconds. */
 void btx_sleep_ms(uint64_t ms);
 
-/* ---- The workloads (pairs.c, batch.c, mixed.c, hot.c, ttl.c) ----------------------------------------
+/* ---- The workloads (pairs.c, batch.c, mixed.c, hot.c, ttl.c, stream.c, stream_lag.c) --------
  * Each with the contract of bench_txn_run; the table exists, the database is open. */
 kura_status btx_run_pairs(btx_ctx *c, bool txn, bench_run *run);
 kura_status btx_run_batch(btx_ctx *c, bool txn, bench_run *run);
@@ -164,5 +166,58 @@ kura_status btx_run_hot(btx_ctx *c, bench_run *run);
 /* ttl.c: ttl_sweep[_sync]; ttl_put_solo (sweeping false) and ttl_put_sweep. */
 kura_status btx_run_ttl_sweep(btx_ctx *c, bench_run *run);
 kura_status btx_run_ttl_put(btx_ctx *c, bool sweeping, bench_run *run);
+/* stream.c: stream_put_solo[_sync] (no stream: c->stream_arn empty) and stream_put[_sync];
+ * stream_read. stream_lag.c: stream_lag. */
+kura_status btx_run_stream_put(btx_ctx *c, bench_run *run);
+kura_status btx_run_stream_read(btx_ctx *c, bench_run *run);
+kura_status btx_run_stream_lag(btx_ctx *c, bench_run *run);
+
+/* ---- The change stream's consumer (stream_consumer.c) ---------------------------------------
+ *
+ * One thread reading every shard of c->stream_arn with GetRecords (Limit BST_LIMIT), as a
+ * real consumer does: a pass calls GetRecords once on each shard in turn and goes on with
+ * the iterator it returns. The records must be the PutItem threads' (btx_put_first): INSERTs
+ * of new items with a new image and no old one. Each record's key is parsed back to the item
+ * index and its writer; the check at the end wants, writer by writer, exactly the items
+ * base[t] .. base[t] + want[t] - 1, each once (the indexes a writer puts into one shard must
+ * come in increasing order, so with the count right none is missing or read twice). */
+#define BST_LIMIT 1000
+#define BST_IDLE_US 200 /* the consumers' sleep after a pass that read nothing */
+
+typedef struct bst_consumer bst_consumer;
+/* What a pass hands over for each record (after the checks above): the item index, its
+ * writer, the record, and got_ns: when the GetRecords call that brought it returned. */
+typedef kura_status (*bst_record_fn)(void *arg, uint64_t index, uint32_t writer,
+                                     const kura_stream_record *r, uint64_t got_ns);
+
+/* A consumer of `nwriters` writers' records, with an iterator of `type` (TRIM_HORIZON or
+ * LATEST) on every shard; the caller sets base/want through bst_consumer_expect before
+ * bst_consumer_check. GetRecords calls are timed on watchdog slot `slot`. */
+kura_status bst_consumer_open(btx_ctx *c, kura_shard_iterator_type type, uint32_t nwriters,
+                              uint32_t slot, bst_consumer **k_out);
+void bst_consumer_free(bst_consumer *k); /* NULL is a no-op */
+/* One pass over every shard; fn (may be NULL) for each record. *got_out: records read. */
+kura_status bst_consumer_pass(bst_consumer *k, bst_record_fn fn, void *arg, uint64_t *got_out);
+/* Where a consumer is, shared with the thread that runs the writers. */
+typedef struct bst_progress {
+    atomic_bool writers_done;   /* set after total */
+    atomic_uint_fast64_t total; /* the records to read, once writers_done */
+    atomic_uint_fast64_t read;  /* records read so far */
+    uint64_t caught_ns;         /* when the last one was read */
+} bst_progress;
+/* Passes until p->read reaches p->total once p->writers_done, sleeping BST_IDLE_US after a
+ * pass that read nothing (fn as for bst_consumer_pass). KURA_E_BUSY after BST_STUCK_S
+ * seconds without a record. */
+#define BST_STUCK_S 60
+kura_status bst_consumer_read_all(bst_consumer *k, bst_record_fn fn, void *arg, bst_progress *p);
+void bst_consumer_expect(bst_consumer *k, uint32_t writer, uint64_t base, uint64_t want);
+kura_status bst_consumer_check(const bst_consumer *k);
+/* Extras "<prefix>_calls_per_sec" (GetRecords calls over `seconds`), "_empty_pct" (those
+ * that returned nothing), "_recs_per_call", "_call_p50_us", "_call_p99_us", "_call_max_ms",
+ * and "_period_p99_ms", "_period_max_ms": a call's return - the start of the same shard's
+ * call before it, the longest a record can wait for the consumer from polling alone. */
+void bst_consumer_report(const bst_consumer *k, const char *prefix, double seconds, bench_run *run);
+/* The calling thread's CPU time in seconds. */
+double bst_thread_cpu_s(void);
 
 #endif
