@@ -1,8 +1,8 @@
 /*
  * stream_spec.c - This file contains the StreamSpecification of CreateTable and UpdateTable
  * ({"StreamEnabled": bool, "StreamViewType": "KEYS_ONLY" | "NEW_IMAGE" | "OLD_IMAGE" |
- * "NEW_AND_OLD_IMAGES"}): its schema, its decoding into kura_stream_specification, and the
- * view types' names, which TableDescription and the Streams operations (req_streams.c) print.
+ * "NEW_AND_OLD_IMAGES"}): its schema, and its decoding into kura_stream_specification (the
+ * view types' names are the engine's, kura_stream_view_type_name).
  *
  * The messages are DynamoDB Local 1.25.1's; the engine makes the checks it can see from the
  * C struct (engine/table_ddl.c), and this file those it cannot:
@@ -33,10 +33,6 @@
 
 #include "api/api_int.h"
 
-static const char *const view_names[] = {"KEYS_ONLY", "NEW_IMAGE", "OLD_IMAGE",
-                                         "NEW_AND_OLD_IMAGES"};
-#define NVIEWS (sizeof view_names / sizeof *view_names)
-
 const api_field api_stream_spec_fields[] = {
     API_F_BOOL("StreamEnabled"),
     API_F_STRING("StreamViewType"),
@@ -57,9 +53,9 @@ void api_stream_spec_decode(const jd_t *req, api_stream_spec *out)
         return;
     }
     if (!view) return;
-    for (size_t i = 0; i < NVIEWS; i++)
-        if (strcmp(view, view_names[i]) == 0) {
-            out->spec.stream_view_type = (kura_stream_view_type)(KURA_STREAM_KEYS_ONLY + i);
+    for (int v = KURA_STREAM_KEYS_ONLY; v <= KURA_STREAM_NEW_AND_OLD_IMAGES; v++)
+        if (strcmp(view, kura_stream_view_type_name((kura_stream_view_type)v)) == 0) {
+            out->spec.stream_view_type = (kura_stream_view_type)v;
             return;
         }
     if (!out->spec.stream_enabled) /* present: the engine refuses it with its message */
@@ -79,6 +75,6 @@ kura_status api_stream_spec_result(const api_stream_spec *sp, kura_status s)
 
 const char *api_stream_view_name(kura_stream_view_type v)
 {
-    size_t i = (size_t)v - (size_t)KURA_STREAM_KEYS_ONLY;
-    return v >= KURA_STREAM_KEYS_ONLY && i < NVIEWS ? view_names[i] : "";
+    const char *name = kura_stream_view_type_name(v);
+    return name ? name : "";
 }

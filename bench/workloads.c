@@ -68,6 +68,7 @@ const bench_workload bench_workloads[] = {
     {"stream_put_sync", BENCH_WL_STREAM_PUT, true, true, true, "the same with a stream", 0},
     {"stream_read", BENCH_WL_STREAM_READ, true, false, true, "GetRecords beside PutItems", 0},
     {"stream_lag", BENCH_WL_STREAM_LAG, true, false, true, "write->record at 50% of max", 0},
+    {"stream_lag_sync", BENCH_WL_STREAM_LAG, true, true, true, "the same, sync", 0},
 };
 const size_t bench_nworkloads = sizeof bench_workloads / sizeof bench_workloads[0];
 

@@ -525,6 +525,7 @@ typedef struct page {
     kura_stream_record *v;
     size_t n, cap;
     uint64_t bytes;
+    bool full; /* 1 MB reached */
 } page;
 
 /* An encoded item into a new value (NULL: out of memory or corrupt, status in *s). */
@@ -578,8 +579,10 @@ static kura_status on_change(void *arg, const stream_change *c, stream_pos at)
         rec.size_bytes = val_item_size(rec.keys) +
                          (rec.new_image ? val_item_size(rec.new_image) : 0) +
                          (rec.old_image ? val_item_size(rec.old_image) : 0);
-        if (pg->n && pg->bytes + rec.size_bytes > PAGE_BYTES)
+        if (pg->n && pg->bytes + rec.size_bytes > PAGE_BYTES) {
+            pg->full = true;
             s = KURA_E_BUSY; /* the page is full: this record starts the next one */
+        }
     }
     if (s != KURA_OK) {
         kura_value_free(rec.keys);
@@ -629,7 +632,16 @@ kura_status kura_get_records(kura_db *db, const char *shard_iterator, uint32_t l
     page pg = {.r = &r, .part = it.part};
     stream_pos next = it.pos;
     lsm_wal_pos end = shard_end(&r, it.part);
-    s = stream_read(db, r.t->tree->parts[it.part], it.pos, end, limit, on_change, &pg, &next);
+    lsm_tree *part = r.t->tree->parts[it.part];
+    s = stream_read(db, part, it.pos, end, limit, on_change, &pg, &next);
+    /* Relaxed durability: a consumer that has read all that is durable makes the rest
+     * durable now rather than wait for the syncer (relaxed_sync_ms). The sync runs outside
+     * the WAL's append lock, so writers do not wait for it; it costs a consumer one fdatasync
+     * per call that finds new writes, and gives them durability sooner. */
+    if (s == KURA_OK && pg.n < limit && !pg.full && db->opts.durability == KURA_RELAXED &&
+        !r.end && pos_cmp(lsm_wal_durable(part), lsm_wal_tail(part)) < 0 &&
+        (s = lsm_sync_wal(part)) == KURA_OK)
+        s = stream_read(db, part, next, end, limit - pg.n, on_change, &pg, &next);
     if (s == KURA_E_NOT_FOUND)
         s = trimmed();
     else if (s == KURA_E_INVALID)

@@ -29,6 +29,8 @@ struct bst_consumer {
     uint64_t *count;       /* [nwriters] */
     uint64_t *base, *want; /* [nwriters]: what the check expects (bst_consumer_expect) */
     uint64_t records, calls, empty_calls;
+    uint64_t early;        /* records of items below base: written before a LATEST iterator
+                            * was taken, durable (so in the stream) only after it */
     uint64_t *began;       /* [nshards]: when the shard's last GetRecords began (0: none) */
     bench_hist calls_hist; /* GetRecords' times */
     bench_hist period;     /* a call's return - the start of the shard's call before it: how
@@ -110,9 +112,12 @@ static bool attr_digits(const kura_value *m, const char *name, const char *prefi
     return true;
 }
 
-/* Record r of shard `shard`: its item and writer, checked (the header's rules). */
+/* Record r of shard `shard`: its item and writer, checked (the header's rules). *early_out:
+ * an item written before the range expected (bst_consumer_expect), which a LATEST iterator
+ * may see: LATEST starts after the stream's newest record, and a relaxed write is in the
+ * stream only once durable (kura.h, "Change streams"). */
 static kura_status take(bst_consumer *k, uint32_t shard, const kura_stream_record *r,
-                        uint64_t *index_out, uint32_t *writer_out)
+                        uint64_t *index_out, uint32_t *writer_out, bool *early_out)
 {
     uint64_t pk = 0, sk = 0;
     if (!r->keys || !attr_digits(r->keys, "pk", "user", &pk) ||
@@ -138,7 +143,9 @@ static kura_status take(bst_consumer *k, uint32_t shard, const kura_stream_recor
                         "or twice)",
                         shard, t, (unsigned long long)index, (unsigned long long)(*last - 1));
     *last = index + 1;
-    k->count[t]++;
+    *early_out = index < k->base[t];
+    k->early += *early_out;
+    k->count[t] += !*early_out;
     *index_out = index;
     *writer_out = t;
     return KURA_OK;
@@ -149,7 +156,7 @@ kura_status bst_consumer_pass(bst_consumer *k, bst_record_fn fn, void *arg, uint
     uint64_t got = 0;
     for (uint32_t i = 0; i < k->nshards; i++) {
         kura_stream_record *recs = NULL;
-        size_t n = 0;
+        size_t n = 0, n0_early = 0;
         char *next = NULL;
         btx_watch_enter(k->c->watch, k->slot);
         uint64_t t0 = know_ns();
@@ -167,13 +174,15 @@ kura_status bst_consumer_pass(bst_consumer *k, bst_record_fn fn, void *arg, uint
         for (size_t j = 0; j < n && s == KURA_OK; j++) {
             uint64_t index = 0;
             uint32_t t = 0;
-            s = take(k, i, &recs[j], &index, &t);
-            if (s == KURA_OK && fn) s = fn(arg, index, t, &recs[j], t1);
+            bool early = false;
+            s = take(k, i, &recs[j], &index, &t, &early);
+            if (s == KURA_OK && early) n0_early++;
+            else if (s == KURA_OK && fn) s = fn(arg, index, t, &recs[j], t1);
         }
         kura_stream_records_free(recs, n);
         if (s != KURA_OK) return s;
         if (!next) return kura_err(KURA_E_CORRUPTION, "shard %u closed", i);
-        got += n;
+        got += n - n0_early;
     }
     k->records += got;
     *got_out = got;
@@ -244,5 +253,6 @@ void bst_consumer_report(const bst_consumer *k, const char *prefix, double secon
     CONSUMER_EXTRA("call_max_ms", (double)k->calls_hist.max_ns / 1e6);
     CONSUMER_EXTRA("period_p99_ms", bench_hist_percentile_us(&k->period, 99) / 1000.0);
     CONSUMER_EXTRA("period_max_ms", (double)k->period.max_ns / 1e6);
+    CONSUMER_EXTRA("early_records", (double)k->early);
 #undef CONSUMER_EXTRA
 }

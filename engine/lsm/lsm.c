@@ -44,6 +44,7 @@ static void free_tree(lsm_tree *t)
     kcond_destroy(&t->bg_cv);
     kmutex_destroy(&t->mu);
     kmutex_destroy(&t->wal_mu);
+    kmutex_destroy(&t->wal_sync_mu);
     kmutex_destroy(&t->apply_mu);
     kcond_destroy(&t->hook_cv);
     kmutex_destroy(&t->hook_mu);
@@ -71,6 +72,7 @@ kura_status lsm_open(lsm_shared *sh, const lsm_options *opts, const char *dir, b
     t->opts = *opts;
     kmutex_init(&t->mu);
     kmutex_init(&t->wal_mu);
+    kmutex_init(&t->wal_sync_mu);
     kmutex_init(&t->apply_mu);
     kmutex_init(&t->hook_mu);
     kcond_init(&t->hook_cv);
@@ -261,11 +263,14 @@ void lsm_add_stats(lsm_tree *t, kura_stats *st)
 
 kura_status lsm_sync_wal(lsm_tree *t)
 {
+    kmutex_lock(&t->wal_sync_mu);
     kmutex_lock(&t->wal_mu);
-    kura_status s = KURA_OK;
-    if (t->wal && !wal_writer_failed(t->wal) && wal_writer_synced(t->wal) < wal_writer_size(t->wal))
-        s = wal_writer_sync(t->wal);
+    wal_writer *w = t->wal;
     kmutex_unlock(&t->wal_mu);
+    kura_status s = KURA_OK;
+    if (w && !wal_writer_failed(w) && wal_writer_synced(w) < wal_writer_size(w))
+        s = wal_writer_sync(w);
+    kmutex_unlock(&t->wal_sync_mu);
     if (s != KURA_OK) {
         kmutex_lock(&t->mu);
         lsm_set_error(t, s);

@@ -59,6 +59,9 @@ struct lsm_tree {
     char bg_msg[256];
 
     kmutex wal_mu;
+    kmutex wal_sync_mu; /* pins `wal` for a sync made outside wal_mu (lsm_sync_wal, lsm_new_wal):
+                         * appenders and stream readers never wait for an fdatasync; order
+                         * mu -> wal_sync_mu -> wal_mu */
     wal_writer *wal;
     uint64_t wal_number;
     wal_cq *cq;

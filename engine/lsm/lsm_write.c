@@ -29,13 +29,16 @@ kura_status lsm_new_wal(lsm_tree *t)
     /* The old segment is made durable before the new one exists: only the newest segment
      * may ever end in a torn record (lsm_recover.c relies on it). */
     kura_status s = KURA_OK;
+    kmutex_lock(&t->wal_sync_mu);
     kmutex_lock(&t->wal_mu);
     wal_writer *old = t->wal;
+    kmutex_unlock(&t->wal_mu);
     if (old && !wal_writer_failed(old) && wal_writer_synced(old) < wal_writer_size(old))
         s = wal_writer_sync(old);
-    kmutex_unlock(&t->wal_mu);
-    if (s != KURA_OK)
+    if (s != KURA_OK) {
+        kmutex_unlock(&t->wal_sync_mu);
         return s;
+    }
     char path[4096];
     uint64_t number = vs_new_file_number(&t->vs);
     snprintf(path, sizeof path, "%s/%06llu.log", t->dir, (unsigned long long)number);
@@ -51,6 +54,7 @@ kura_status lsm_new_wal(lsm_tree *t)
         s = io_sync_dir(t->sh->io, t->dir); /* the segment's name must survive a crash */
     if (s != KURA_OK) {
         wal_writer_close(w);
+        kmutex_unlock(&t->wal_sync_mu);
         return s;
     }
     kmutex_lock(&t->wal_mu);
@@ -66,6 +70,7 @@ kura_status lsm_new_wal(lsm_tree *t)
     t->wal_min_txn = UINT64_MAX; /* the new segment holds no piece yet */
     kmutex_unlock(&t->wal_mu);
     wal_writer_close(old);
+    kmutex_unlock(&t->wal_sync_mu);
     return KURA_OK;
 }
 
