@@ -161,19 +161,33 @@ kura_status item_write_locked(kura_table *t, const uint8_t *skey, size_t klen,
     bool measured = false;
     kmutex *mu = table_item_lock(t, skey, klen);
     kmutex_lock(mu);
-    read_old |= table_needs_images(t); /* its indexes and stream need the old image */
-    kura_status s = read_old ? table_read(t, NULL, skey, klen, old, &found) : KURA_OK;
+    /* Indexes and streams need the old item's image in the WAL; the old item itself only the
+     * caller (ReturnValues, capacity), the condition and an LSI's item collection need. An
+     * image alone is written as it is stored, never decoded. */
+    bool images = table_needs_images(t);
+    bool decode = read_old || cond || table_has_lsi(t);
+    kbuf stored = KBUF_INIT, *raw = images && !decode ? &stored : NULL;
+    kura_status s = KURA_OK;
+    if (decode || images) {
+        s = raw ? table_read_encoded(t, NULL, skey, klen, raw)
+                : table_read(t, NULL, skey, klen, old, &found);
+        if (raw)
+            found = raw->len > 0;
+    }
     if (s == KURA_OK && cond && !expr_eval_condition(cond, found ? old : NULL))
         s = kura_err(KURA_E_CONDITION_FAILED, "The conditional request failed");
     if (s == KURA_OK)
-        s = table_coll_begin(t, skey, klen, found ? old : NULL, item, icm != NULL, &tk);
+        s = table_coll_begin(t, skey, klen, found && decode ? old : NULL, item, icm != NULL,
+                             &tk);
     if (s == KURA_OK) {
         measured = tk.measured;
         coll_bytes = tk.size_after;
-        s = table_write(t, skey, klen, item, found ? old : NULL);
+        s = raw ? table_write_image(t, skey, klen, item, raw->data, raw->len)
+                : table_write(t, skey, klen, item, found ? old : NULL);
         table_coll_end(t, &tk, s == KURA_OK);
     }
     kmutex_unlock(mu);
+    kbuf_free(&stored);
     if (s == KURA_OK && icm && measured)
         s = table_coll_metrics(t, skey, klen, coll_bytes, icm);
     *found_out = found;

@@ -136,19 +136,32 @@ static kbuf *enc_buf(void)
     return b;
 }
 
-/* A write with the old item's image (table_needs_images), and the meta entry with the time
- * when the table has a stream. */
-static kura_status table_write_imaged(kura_table *t, const uint8_t *skey, size_t len,
-                                      const kura_value *item, const kura_value *old, bool stream)
+kura_status table_write_image(kura_table *t, const uint8_t *skey, size_t len,
+                              const kura_value *item, const uint8_t *old_enc, size_t old_len)
 {
-    kbuf enc = KBUF_INIT, oenc = KBUF_INIT;
-    kura_status s = item ? val_encode(item, &enc) : KURA_OK;
-    if (s == KURA_OK && old)
-        s = val_encode(old, &oenc);
+    bool stream = atomic_load_explicit(&t->stream_on, memory_order_relaxed);
+    kbuf local = KBUF_INIT, *enc = enc_buf();
+    if (!enc)
+        enc = &local;
+    kura_status s = item ? val_encode(item, enc) : KURA_OK;
     if (s == KURA_OK)
-        s = tree_write_imaged(t->tree, skey, len, item ? enc.data : NULL, enc.len, oenc.data,
-                              oenc.len, stream ? kwall_ms() : 0);
-    kbuf_free(&enc);
+        s = tree_write_imaged(t->tree, skey, len, item ? enc->data : NULL, enc->len, old_enc,
+                              old_len, stream ? kwall_ms() : 0);
+    if (enc == &local || enc->cap > ENC_BUF_KEEP)
+        kbuf_free(enc);
+    if (s == KURA_OK)
+        atomic_fetch_add_explicit(&t->writes, 1, memory_order_relaxed);
+    return s;
+}
+
+/* A write with the old item's image (table_needs_images), encoded here. */
+static kura_status table_write_imaged(kura_table *t, const uint8_t *skey, size_t len,
+                                      const kura_value *item, const kura_value *old)
+{
+    kbuf oenc = KBUF_INIT;
+    kura_status s = old ? val_encode(old, &oenc) : KURA_OK;
+    if (s == KURA_OK)
+        s = table_write_image(t, skey, len, item, oenc.data, oenc.len);
     kbuf_free(&oenc);
     return s;
 }
@@ -156,11 +169,10 @@ static kura_status table_write_imaged(kura_table *t, const uint8_t *skey, size_t
 kura_status table_write(kura_table *t, const uint8_t *skey, size_t len, const kura_value *item,
                         const kura_value *old)
 {
+    if (table_needs_images(t))
+        return table_write_imaged(t, skey, len, item, old); /* (counts the write) */
     kura_status s;
-    bool stream = atomic_load_explicit(&t->stream_on, memory_order_relaxed);
-    if (stream || table_has_indexes(t)) {
-        s = table_write_imaged(t, skey, len, item, old, stream);
-    } else if (!item) {
+    if (!item) {
         s = kura_delete(t->tree, NULL, skey, len);
     } else {
         kbuf local = KBUF_INIT, *b = enc_buf();

@@ -137,6 +137,11 @@ kura_status table_read_encoded(kura_table *t, const kura_read_options *ro, const
  * with the time. */
 kura_status table_write(kura_table *t, const uint8_t *skey, size_t len, const kura_value *item,
                         const kura_value *old);
+/* As table_write, for a table that needs images, with the old item as it is stored (its
+ * encoding, as table_read_encoded gives it; empty: none): a writer that does not need the old
+ * item itself writes its image without decoding it. */
+kura_status table_write_image(kura_table *t, const uint8_t *skey, size_t len,
+                              const kura_value *item, const uint8_t *old_enc, size_t old_len);
 /* Whether the table has secondary indexes. */
 static inline bool table_has_indexes(const kura_table *t)
 {
