@@ -21,7 +21,7 @@ from round_stats import extra, fmt, rounds, verdict  # noqa: E402
 from txn_tables import load, med  # noqa: E402
 
 WORKLOADS = ["stream_put_solo", "stream_put", "stream_put_solo_sync", "stream_put_sync",
-             "stream_read", "stream_lag", "stream_lag_sync"]
+             "stream_read", "stream_lag", "stream_lag_sync", "stream_over_solo", "stream_over"]
 KEEP_UP = 0.99  # stream_read: the share read by the time the writers stopped
 
 
@@ -49,7 +49,9 @@ def main():
     for what, a, b in (
             ("PutItem with a NEW_AND_OLD_IMAGES stream / without (%d threads, relaxed), "
              "PutItems/s" % threads, "stream_put", "stream_put_solo"),
-            ("the same, sync durability", "stream_put_sync", "stream_put_solo_sync")):
+            ("the same, sync durability", "stream_put_sync", "stream_put_solo_sync"),
+            ("the same, overwrites of 10,000 items per thread (relaxed)", "stream_over",
+             "stream_over_solo")):
         v = rounds(files, lambda r, a=a, b=b: r[a]["ops_per_sec"] / r[b]["ops_per_sec"])
         fig = "%s; %s / %s" % (fmt(v, "%.2fx"), med(ops(a), ","), med(ops(b), ","))
         rows.append((what, fig, ">= 0.8x", verdict(v, lambda x: x >= 0.8)))

@@ -69,6 +69,8 @@ const bench_workload bench_workloads[] = {
     {"stream_read", BENCH_WL_STREAM_READ, true, false, true, "GetRecords beside PutItems", 0},
     {"stream_lag", BENCH_WL_STREAM_LAG, true, false, true, "write->record at 50% of max", 0},
     {"stream_lag_sync", BENCH_WL_STREAM_LAG, true, true, true, "the same, sync", 0},
+    {"stream_over_solo", BENCH_WL_STREAM_OVER_SOLO, true, false, true, "overwrites, no stream, relaxed", 0},
+    {"stream_over", BENCH_WL_STREAM_OVER, true, false, true, "the same with a stream", 0},
 };
 const size_t bench_nworkloads = sizeof bench_workloads / sizeof bench_workloads[0];
 

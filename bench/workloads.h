@@ -74,6 +74,8 @@ typedef enum bench_wl_kind {
     BENCH_WL_STREAM_PUT,
     BENCH_WL_STREAM_READ,
     BENCH_WL_STREAM_LAG,
+    BENCH_WL_STREAM_OVER_SOLO,
+    BENCH_WL_STREAM_OVER,
 } bench_wl_kind;
 
 static inline bool bench_wl_is_item(int kind)

@@ -99,7 +99,7 @@ ttl)
 stream)
     base=$out/stream-$stamp
     standard=(--engines=kura-capi
-              --workloads=stream_put_solo,stream_put,stream_put_solo_sync,stream_put_sync,stream_read,stream_lag,stream_lag_sync
+              --workloads=stream_put_solo,stream_put,stream_put_solo_sync,stream_put_sync,stream_read,stream_lag,stream_lag_sync,stream_over_solo,stream_over
               --threads=2 --txn-seconds=5 --repeat=3
               --partitions=4 --memtable-mb=64 --cache-mb=32 --seed=301) ;;
 *) echo "bench.sh: SUITE is core, index, txn, ttl or stream, not '$SUITE'" >&2; exit 2 ;;

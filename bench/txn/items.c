@@ -385,7 +385,8 @@ kura_status bench_txn_run(const bench_workload *wl, const bench_config *cfg, uin
     bench_run run;
     memset(&run, 0, sizeof run);
     /* the stream workloads' table has a NEW_AND_OLD_IMAGES stream, but stream_put_solo's */
-    bool stream = wl->kind >= BENCH_WL_STREAM_PUT && wl->kind <= BENCH_WL_STREAM_LAG;
+    bool stream = (wl->kind >= BENCH_WL_STREAM_PUT && wl->kind <= BENCH_WL_STREAM_LAG) ||
+                  wl->kind == BENCH_WL_STREAM_OVER;
     kura_stream_view_type view = stream ? KURA_STREAM_NEW_AND_OLD_IMAGES : KURA_STREAM_VIEW_UNSET;
     s = btx_open(dir, cfg, c.sync, c.io, &c.db);
     if (s == KURA_OK && (s = btx_create_table(c.db, view, c.stream_arn)) == KURA_OK) {
@@ -414,7 +415,11 @@ kura_status bench_txn_run(const bench_workload *wl, const bench_config *cfg, uin
             break;
         case BENCH_WL_STREAM_PUT_SOLO:
         case BENCH_WL_STREAM_PUT:
-            s = btx_run_stream_put(&c, &run);
+            s = btx_run_stream_put(&c, false, &run);
+            break;
+        case BENCH_WL_STREAM_OVER_SOLO:
+        case BENCH_WL_STREAM_OVER:
+            s = btx_run_stream_put(&c, true, &run);
             break;
         case BENCH_WL_STREAM_READ:
             s = btx_run_stream_read(&c, &run);

@@ -9,6 +9,10 @@
  *                    stream costs a write (each now reads the old item under its lock,
  *                    writes its image, and a meta entry with the time)
  *   stream_put_solo_sync, stream_put_sync  the same in KURA_SYNC
+ *   stream_over_solo, stream_over  the same as stream_put_solo / stream_put, but each thread
+ *                    first writes BTX_OVER_ITEMS items of its own (not timed) and then
+ *                    overwrites them in turn, each put changing its number n (a MODIFY with
+ *                    both images): what the stream costs a write that replaces an item
  *   stream_read      one consumer thread (stream_consumer.c) reads every shard from
  *                    TRIM_HORIZON while the PutItem threads write for --txn-seconds at full
  *                    speed, until it has read every record; then, with the writers gone, a
@@ -45,12 +49,35 @@ static double process_cpu_s(void)
            (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
-/* The PutItem threads ws[0..n), fields set. */
-static void put_workers(btx_ctx *c, btx_worker *ws, uint32_t n, atomic_bool *stop)
+/* stream_over*: overwrites the thread's BTX_OVER_ITEMS items in turn, n = the put's number. */
+static kura_status over_work(btx_worker *w)
 {
-    for (uint32_t t = 0; t < n; t++)
-        ws[t] = (btx_worker){
-            .c = c, .fn = btx_put_work, .id = t, .slot = 1 + t, .nthreads = n, .stop = stop};
+    uint64_t first = btx_put_first(w->id);
+    char num[24];
+    while (!atomic_load(w->stop)) {
+        snprintf(num, sizeof num, "%llu", (unsigned long long)w->ops + 1);
+        uint64_t t0 = btx_call_begin(w);
+        kura_status s = btx_put_n(w->c->db, first + w->ops % BTX_OVER_ITEMS, num);
+        btx_call_end(w, t0);
+        if (s != KURA_OK) return s;
+        w->ops++;
+    }
+    w->items = BTX_OVER_ITEMS; /* (written before: the table holds them) */
+    return KURA_OK;
+}
+
+/* The PutItem threads ws[0..n), fields set; with `over`, their items written first. */
+static kura_status put_workers(btx_ctx *c, btx_worker *ws, uint32_t n, bool over,
+                               atomic_bool *stop)
+{
+    kura_status s = KURA_OK;
+    for (uint32_t t = 0; t < n; t++) {
+        ws[t] = (btx_worker){.c = c, .fn = over ? over_work : btx_put_work, .id = t,
+                             .slot = 1 + t, .nthreads = n, .stop = stop};
+        for (uint64_t j = 0; over && j < BTX_OVER_ITEMS && s == KURA_OK; j++)
+            s = btx_put(c->db, btx_put_first(t) + j);
+    }
+    return s;
 }
 
 /* The table's WAL bytes now per item written: with a stream every WAL is kept, so this is
@@ -62,18 +89,22 @@ static void wal_report(kura_db *db, uint64_t items, bench_run *run)
     bench_run_extra(run, "wal_bytes_per_put", items ? (double)st.wal_bytes / (double)items : 0);
 }
 
-kura_status btx_run_stream_put(btx_ctx *c, bench_run *run)
+kura_status btx_run_stream_put(btx_ctx *c, bool over, bench_run *run)
 {
     uint32_t nput = c->cfg->threads ? c->cfg->threads : 1;
     btx_worker *ws = calloc(nput, sizeof *ws);
     if (!ws) return kura_err(KURA_E_NOMEM, "workers");
     atomic_bool stop = false;
-    put_workers(c, ws, nput, &stop);
+    kura_status s = put_workers(c, ws, nput, over, &stop);
+    if (s != KURA_OK) {
+        free(ws);
+        return s;
+    }
     btx_io_counts io0, io1;
     btx_io_read(c->io, &io0);
     double cpu0 = process_cpu_s();
     uint64_t t0 = know_ns();
-    kura_status s = btx_workers_start(ws, nput);
+    s = btx_workers_start(ws, nput);
     if (s == KURA_OK) btx_sleep_ms((uint64_t)c->cfg->txn_seconds * 1000u);
     atomic_store(&stop, true);
     s = btx_workers_join(ws, nput, s);
@@ -87,7 +118,7 @@ kura_status btx_run_stream_put(btx_ctx *c, bench_run *run)
     btx_hist_report(ws, nput, run);
     bench_run_extra(run, "cpu_us_per_put", run->ops ? cpu * 1e6 / (double)run->ops : 0);
     btx_io_report(&io0, &io1, run->ops, run->seconds, run);
-    if (c->stream_arn[0]) wal_report(c->db, run->ops, run);
+    if (c->stream_arn[0]) wal_report(c->db, run->ops + (over ? nput * BTX_OVER_ITEMS : 0), run);
     uint64_t *want = s == KURA_OK ? calloc(c->parts, sizeof *want) : NULL;
     if (s == KURA_OK && !want) s = kura_err(KURA_E_NOMEM, "counts");
     if (s == KURA_OK) {
@@ -147,9 +178,10 @@ kura_status btx_run_stream_read(btx_ctx *c, bench_run *run)
     btx_worker *ws = calloc(nput + 1, sizeof *ws);
     if (!ws) return kura_err(KURA_E_NOMEM, "workers");
     atomic_bool stop = false;
-    put_workers(c, ws, nput, &stop);
+    kura_status s = put_workers(c, ws, nput, false, &stop); /* (new items: nothing written) */
     read_state rs = {.k = NULL};
-    kura_status s = bst_consumer_open(c, KURA_ITER_TRIM_HORIZON, nput, 1 + nput, &rs.k);
+    if (s == KURA_OK)
+        s = bst_consumer_open(c, KURA_ITER_TRIM_HORIZON, nput, 1 + nput, &rs.k);
     ws[nput] = (btx_worker){
         .c = c, .fn = consumer_work, .slot = 1 + nput, .nthreads = 1, .stop = &stop, .arg = &rs};
     uint64_t t0 = know_ns(), t1 = t0, total = 0, read_at_stop = 0;

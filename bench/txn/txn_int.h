@@ -168,7 +168,10 @@ kura_status btx_run_ttl_sweep(btx_ctx *c, bench_run *run);
 kura_status btx_run_ttl_put(btx_ctx *c, bool sweeping, bench_run *run);
 /* stream.c: stream_put_solo[_sync] (no stream: c->stream_arn empty) and stream_put[_sync];
  * stream_read. stream_lag.c: stream_lag. */
-kura_status btx_run_stream_put(btx_ctx *c, bench_run *run);
+/* stream_put*, and with `over` stream_over*: the PutItem threads overwrite BTX_OVER_ITEMS
+ * items of their own, written first (bench/txn/stream.c). */
+enum { BTX_OVER_ITEMS = 10000 };
+kura_status btx_run_stream_put(btx_ctx *c, bool over, bench_run *run);
 kura_status btx_run_stream_read(btx_ctx *c, bench_run *run);
 kura_status btx_run_stream_lag(btx_ctx *c, bench_run *run);
 
