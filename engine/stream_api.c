@@ -135,13 +135,17 @@ static int summary_cmp(const void *a, const void *b)
                   ((const kura_stream_summary *)b)->stream_arn);
 }
 
+static void summary_clear(kura_stream_summary *o)
+{
+    free(o->stream_arn);
+    free(o->table_name);
+    free(o->stream_label);
+}
+
 void kura_stream_summaries_free(kura_stream_summary *v, size_t n)
 {
-    for (size_t i = 0; v && i < n; i++) {
-        free(v[i].stream_arn);
-        free(v[i].table_name);
-        free(v[i].stream_label);
-    }
+    for (size_t i = 0; v && i < n; i++)
+        summary_clear(&v[i]);
     free(v);
 }
 
@@ -178,14 +182,9 @@ kura_status kura_list_streams(kura_db *db, const char *table_name,
                               kura_stream_summary **streams_out, size_t *count_out,
                               char **last_evaluated_out)
 {
-    if (limit > 100)
-        return kura_err(KURA_E_INVALID,
-                        "1 validation error detected: Value '%u' at 'limit' failed to satisfy "
-                        "constraint: Member must have value less than or equal to 100",
-                        limit);
-    if (limit == 0)
-        limit = 100;
-    kura_status s = table_name ? table_name_check(table_name, "tableName") : KURA_OK;
+    kura_status s = table_limit_check(&limit, 100);
+    if (s == KURA_OK && table_name)
+        s = table_name_check(table_name, "tableName");
     if (s != KURA_OK)
         return s;
     kura_stream_summary *v = NULL;
@@ -220,13 +219,9 @@ kura_status kura_list_streams(kura_db *db, const char *table_name,
         kura_stream_summaries_free(v, n);
         return kura_err(KURA_E_NOMEM, "ListStreams: out of memory");
     }
-    for (size_t i = 0; i < n; i++) { /* keep [first, first + count) */
-        if (i >= first && i < first + count)
-            continue;
-        free(v[i].stream_arn);
-        free(v[i].table_name);
-        free(v[i].stream_label);
-    }
+    for (size_t i = 0; i < n; i++) /* keep [first, first + count) */
+        if (i < first || i >= first + count)
+            summary_clear(&v[i]);
     if (first)
         memmove(v, v + first, count * sizeof *v);
     *streams_out = v;
@@ -299,15 +294,10 @@ kura_status kura_describe_stream(kura_db *db, const char *stream_arn, uint32_t l
                                  const char *exclusive_start_shard_id,
                                  kura_stream_description *desc_out)
 {
-    if (limit > 100)
-        return kura_err(KURA_E_INVALID,
-                        "1 validation error detected: Value '%u' at 'limit' failed to satisfy "
-                        "constraint: Member must have value less than or equal to 100",
-                        limit);
-    if (limit == 0)
-        limit = 100;
+    kura_status s = table_limit_check(&limit, 100);
     stream_ref r;
-    kura_status s = ref_by_arn(db, stream_arn, &r);
+    if (s == KURA_OK)
+        s = ref_by_arn(db, stream_arn, &r);
     if (s != KURA_OK)
         return s;
     uint32_t first = 0;
@@ -599,15 +589,10 @@ kura_status kura_get_records(kura_db *db, const char *shard_iterator, uint32_t l
                              kura_stream_record **records_out, size_t *count_out,
                              char **next_iterator_out)
 {
-    if (limit > RECORDS_MAX)
-        return kura_err(KURA_E_INVALID,
-                        "1 validation error detected: Value '%u' at 'limit' failed to satisfy "
-                        "constraint: Member must have value less than or equal to 1000",
-                        limit);
-    if (limit == 0)
-        limit = RECORDS_MAX;
+    kura_status s = table_limit_check(&limit, RECORDS_MAX);
     shard_iter it;
-    kura_status s = iter_parse(shard_iterator, &it);
+    if (s == KURA_OK)
+        s = iter_parse(shard_iterator, &it);
     if (s != KURA_OK)
         return s;
     uint64_t now = kwall_ms();

@@ -453,17 +453,25 @@ static int str_ptr_cmp(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+kura_status table_limit_check(uint32_t *limit, uint32_t max)
+{
+    if (*limit > max)
+        return kura_err(KURA_E_INVALID,
+                        "1 validation error detected: Value '%u' at 'limit' failed to satisfy "
+                        "constraint: Member must have value less than or equal to %u",
+                        *limit, max);
+    if (*limit == 0)
+        *limit = max;
+    return KURA_OK;
+}
+
 kura_status kura_list_tables(kura_db *db, const char *exclusive_start_table_name,
                              uint32_t limit, char ***names_out, size_t *count_out,
                              char **last_evaluated_out)
 {
-    if (limit > 100)
-        return kura_err(KURA_E_INVALID,
-                        "1 validation error detected: Value '%u' at 'limit' failed to satisfy "
-                        "constraint: Member must have value less than or equal to 100",
-                        limit);
-    if (limit == 0)
-        limit = 100;
+    kura_status ls = table_limit_check(&limit, 100);
+    if (ls != KURA_OK)
+        return ls;
     kmutex_lock(&db->tables_mu);
     size_t n = db->ntables;
     char **all = calloc(n ? n : 1, sizeof *all);

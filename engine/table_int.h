@@ -35,6 +35,10 @@ kura_status def_encode(const kura_table *t, kbuf *b);
 kura_status def_write(kura_db *db, const kura_table *t, bool remove);
 kura_status def_decode(const uint8_t *p, size_t len, kura_table *t);
 
+/* A list operation's Limit (ListTables, ListStreams, DescribeStream: 1..100; GetRecords:
+ * 1..1000): above `max` it is DynamoDB's "1 validation error detected" (KURA_E_INVALID); 0
+ * (not given) becomes `max`. */
+kura_status table_limit_check(uint32_t *limit, uint32_t max);
 /* DynamoDB's checks of a table name parameter (`param` is its name in messages, e.g.
  * "tableName"): not null, 3..255 bytes of [a-zA-Z0-9_.-]. KURA_E_INVALID. */
 kura_status table_name_check(const char *name, const char *param);

@@ -216,17 +216,7 @@ static void run_round(const char *dir, round_state *r, child_mode mode, uint64_t
     r->delay_ms = delay_ns / 1000000u;
     bool alive = k9_pump(p[0], handle, r, &r->started, r->early ? know_ns() + delay_ns : 0,
                          delay_ns);
-    if (alive)
-        kill(pid, SIGKILL);
-    k9_msg m;
-    while (k9_read(p[0], &m))
-        handle(r, &m);
-    close(p[0]);
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
-        fail_msg("the child ended by itself (status 0x%x) before the kill: %s", status,
-                 r->error[0] ? r->error : "no message");
+    k9_finish(p[0], pid, alive, handle, r, r->error);
     /* each writer's op after its last acknowledged one may have run */
     for (uint32_t t = 0; t < NWRITERS; t++)
         ixw_attempt(r->w, t);

@@ -280,16 +280,7 @@ static void run_round(const char *dir, uint64_t seed, sc *c, canary cn, bool liv
     uint64_t delay_ns = (early ? test_rand(rng) % 31 : 10 + test_rand(rng) % 91) * 1000000u;
     bool alive = early ? k9_pump(p[0], handle, &r, &r.started, know_ns() + delay_ns, 0)
                        : k9_pump(p[0], handle, &r, &r.started, 0, delay_ns);
-    if (alive) kill(pid, SIGKILL);
-    k9_msg m;
-    while (k9_read(p[0], &m))
-        handle(&r, &m);
-    close(p[0]);
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
-        fail_msg("the child ended by itself (status 0x%x): %s", status,
-                 r.error[0] ? r.error : "no message");
+    k9_finish(p[0], pid, alive, handle, &r, r.error);
     for (uint32_t t = 0; t < NWRITERS; t++) {
         for (uint64_t j = start[t]; j <= r.acked[t]; j++)
             sc_issued(c, t, j, SC_ACKED);

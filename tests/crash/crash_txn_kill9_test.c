@@ -285,17 +285,7 @@ static void run_round(const char *dir, bool canary, uint64_t *rng, uint64_t *ack
     memcpy(r.acked, acked, sizeof r.acked);
     uint64_t delay_ns = (5 + test_rand(rng) % 56) * 1000000u;
     bool alive = k9_pump(p[0], handle, &r, &r.started, 0, delay_ns);
-    if (alive)
-        kill(pid, SIGKILL);
-    k9_msg m;
-    while (k9_read(p[0], &m))
-        handle(&r, &m);
-    close(p[0]);
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
-        fail_msg("the child ended by itself (status 0x%x): %s", status,
-                 r.error[0] ? r.error : "no message");
+    k9_finish(p[0], pid, alive, handle, &r, r.error);
     memcpy(acked, r.acked, sizeof r.acked);
     *acks += r.acks;
 }

@@ -7,6 +7,8 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -66,4 +68,19 @@ bool k9_pump(int fd, k9_fn fn, void *arg, const bool *started, uint64_t deadline
         if (!was_started && *started && !deadline_ns)
             deadline_ns = know_ns() + delay_ns;
     }
+}
+
+void k9_finish(int fd, int pid, bool alive, k9_fn fn, void *arg, const char *error)
+{
+    if (alive)
+        kill(pid, SIGKILL);
+    k9_msg m;
+    while (k9_read(fd, &m))
+        fn(arg, &m);
+    close(fd);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
+        fail_msg("the child ended by itself (status 0x%x) before the kill: %s", status,
+                 error[0] ? error : "no message");
 }

@@ -38,5 +38,9 @@ bool k9_read(int fd, k9_msg *m);
 typedef void (*k9_fn)(void *arg, const k9_msg *m);
 bool k9_pump(int fd, k9_fn fn, void *arg, const bool *started, uint64_t deadline_ns,
              uint64_t delay_ns);
+/* Parent: kills the child `pid` if `alive` (k9_pump's answer), hands fn the rest of its
+ * messages, closes fd and reaps the child; fails the test unless SIGKILL ended it, with
+ * `error` (the child's ERROR text as fn kept it; read after the messages) in the message. */
+void k9_finish(int fd, int pid, bool alive, k9_fn fn, void *arg, const char *error);
 
 #endif
