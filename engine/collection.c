@@ -213,17 +213,22 @@ static kura_status coll_register(coll_cache *c, coll_entry *e, int64_t delta, ui
     return KURA_OK;
 }
 
-kura_status coll_begin(coll_cache *c, const uint8_t *key, size_t klen, int64_t delta, bool need,
-                       uint64_t limit, coll_fill_fn fill, void *arg, coll_ticket *tk)
+/* coll_begin and coll_try_begin: `nowait` returns KURA_E_BUSY, nothing registered, where the
+ * write would wait for a fill or fill itself. */
+static kura_status coll_begin_at(coll_cache *c, const uint8_t *key, size_t klen, int64_t delta,
+                                 bool need, uint64_t limit, coll_fill_fn fill, void *arg,
+                                 coll_ticket *tk, bool nowait)
 {
     memset(tk, 0, sizeof *tk);
     uint64_t h = coll_hash(key, klen);
     kura_status s = KURA_OK;
     kmutex_lock(&c->mu);
     coll_entry *e;
-    while ((e = coll_find(c, h, key, klen)) && e->state == COLL_FILLING)
+    while ((e = coll_find(c, h, key, klen)) && e->state == COLL_FILLING && !nowait)
         kcond_wait(&c->cv, &c->mu);
-    if (e && e->state == COLL_READY) {
+    if (nowait && ((e && e->state == COLL_FILLING) || (need && (!e || e->state != COLL_READY)))) {
+        s = KURA_E_BUSY; /* no message: the caller settles the collection and tries again */
+    } else if (e && e->state == COLL_READY) {
         s = coll_register(c, e, delta, limit, tk);
     } else if (!need && e) { /* a stub */
         e->inflight++;
@@ -250,6 +255,53 @@ kura_status coll_begin(coll_cache *c, const uint8_t *key, size_t klen, int64_t d
     if (s != KURA_OK)
         memset(tk, 0, sizeof *tk);
     return s;
+}
+
+kura_status coll_begin(coll_cache *c, const uint8_t *key, size_t klen, int64_t delta, bool need,
+                       uint64_t limit, coll_fill_fn fill, void *arg, coll_ticket *tk)
+{
+    return coll_begin_at(c, key, klen, delta, need, limit, fill, arg, tk, false);
+}
+
+kura_status coll_try_begin(coll_cache *c, const uint8_t *key, size_t klen, int64_t delta,
+                           bool need, uint64_t limit, coll_fill_fn fill, void *arg,
+                           coll_ticket *tk)
+{
+    return coll_begin_at(c, key, klen, delta, need, limit, fill, arg, tk, true);
+}
+
+kura_status coll_settle(coll_cache *c, const uint8_t *key, size_t klen, bool need,
+                        coll_fill_fn fill, void *arg)
+{
+    uint64_t h = coll_hash(key, klen);
+    kura_status s = KURA_OK;
+    kmutex_lock(&c->mu);
+    coll_entry *e;
+    while ((e = coll_find(c, h, key, klen)) && e->state == COLL_FILLING)
+        kcond_wait(&c->cv, &c->mu);
+    if (need && (!e || e->state != COLL_READY)) {
+        if (!e && !(e = coll_insert(c, h, key, klen)))
+            s = kura_err(KURA_E_NOMEM, "out of memory");
+        if (s == KURA_OK)
+            s = coll_fill(c, e, fill, arg);
+    }
+    kmutex_unlock(&c->mu);
+    return s;
+}
+
+void coll_cancel(coll_cache *c, coll_ticket *tk)
+{
+    if (tk->e && tk->measured) { /* nothing was written: the delta goes back exactly */
+        kmutex_lock(&c->mu);
+        coll_entry *e = tk->e;
+        if (tk->applied >= 0)
+            e->size = (uint64_t)tk->applied > e->size ? 0 : e->size - (uint64_t)tk->applied;
+        else
+            e->size += (uint64_t)-tk->applied;
+        tk->measured = false;
+        kmutex_unlock(&c->mu);
+    }
+    coll_end(c, tk, true); /* unmeasured: nothing to take back */
 }
 
 void coll_end(coll_cache *c, coll_ticket *tk, bool written)

@@ -31,8 +31,13 @@
  * drops the entry once idle (the next write that needs it scans again).
  *
  * Deadlock freedom: a write waits here (for a fill, or as a filler for the writes in flight)
- * holding only its own item lock; the writes it waits for are between coll_begin and coll_end,
- * where nothing waits on the cache or on another item lock, and a fill's scan takes no lock.
+ * holding no registration; the writes it waits for are between coll_begin and coll_end,
+ * where nothing waits on the cache or on an item lock, and a fill's scan takes no lock. A
+ * write of several items (a transaction, a Time to Live chunk) may wait in its first
+ * coll_begin only: it registers the others with coll_try_begin, and when one would wait it
+ * cancels what it registered (coll_cancel), waits with coll_settle, holding nothing, and
+ * starts again. (Waiting while registered deadlocks: a fill waits for the bare writes in
+ * flight, the waiting transaction's among them; crash_txn_index_test found it.)
  *
  * Thread safety: every function may be called from any thread; one mutex guards the cache.
  */
@@ -80,6 +85,20 @@ void coll_cache_free(coll_cache *c);
  */
 kura_status coll_begin(coll_cache *c, const uint8_t *key, size_t klen, int64_t delta, bool need,
                        uint64_t limit, coll_fill_fn fill, void *arg, coll_ticket *tk);
+/* coll_begin that never waits: KURA_E_BUSY (no message, nothing registered) where coll_begin
+ * would wait for a fill of the collection or fill it. */
+kura_status coll_try_begin(coll_cache *c, const uint8_t *key, size_t klen, int64_t delta,
+                           bool need, uint64_t limit, coll_fill_fn fill, void *arg,
+                           coll_ticket *tk);
+/* Waits until the collection `key` is not being filled and, with `need`, until it is
+ * measured (filling it if no one does), registering nothing: what a write that got
+ * KURA_E_BUSY from coll_try_begin does, holding no registration, before it tries again.
+ * KURA_E_NOMEM, fill's error. */
+kura_status coll_settle(coll_cache *c, const uint8_t *key, size_t klen, bool need,
+                        coll_fill_fn fill, void *arg);
+/* Ends the registration of a write that was not attempted: its delta goes back exactly (the
+ * entry stays measured). A zeroed ticket is a no-op. */
+void coll_cancel(coll_cache *c, coll_ticket *tk);
 /* Ends the registration; `written`: whether the write happened (if not, its delta is taken
  * back). A zeroed ticket is a no-op. */
 void coll_end(coll_cache *c, coll_ticket *tk, bool written);

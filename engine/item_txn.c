@@ -221,6 +221,54 @@ static kura_status set_reason(kura_cancellation_reason *r, const char *code, con
     return KURA_OK;
 }
 
+/* Reserves every written item's growth in its item collection (tables with an LSI), last:
+ * only a transaction that will be written reserves anything. Only the first registration may
+ * wait for a collection; a later one that would (KURA_E_BUSY) makes the transaction cancel
+ * what it holds, settle that collection holding nothing, and start again
+ * (engine/table_collection.h). */
+static kura_status register_collections(txn_act *acts, size_t n, bool want_metrics,
+                                        kura_cancellation_reason *reasons, bool *canceled)
+{
+    kura_status s = KURA_OK;
+    for (;;) {
+        bool holding = false;
+        size_t busy = n;
+        for (size_t i = 0; i < n && s == KURA_OK && !*canceled; i++) {
+            txn_act *x = &acts[i];
+            if (!x->writes || !table_has_lsi(x->t))
+                continue;
+            const kura_value *old = x->found ? &x->old : NULL;
+            const kura_value *neu = x->req->op == KURA_TXN_DELETE ? NULL : &x->neu;
+            kura_status c = (holding ? table_coll_try_begin : table_coll_begin)(
+                x->t, x->key.data, x->key.len, old, neu, want_metrics, &x->tk);
+            if (c == KURA_E_BUSY) {
+                busy = i;
+                break;
+            }
+            if (c == KURA_E_COLLECTION_SIZE) {
+                *canceled = true;
+                s = set_reason(&reasons[i], "ItemCollectionSizeLimitExceeded", kura_last_error());
+            } else if ((s = c) == KURA_OK) {
+                x->registered = holding = true;
+                x->measured = x->tk.measured; /* table_coll_end clears the ticket */
+                x->coll_size = x->tk.size_after;
+            }
+        }
+        if (busy == n)
+            return s;
+        for (size_t i = 0; i < busy; i++)
+            if (acts[i].registered) {
+                table_coll_cancel(acts[i].t, &acts[i].tk);
+                acts[i].registered = false;
+            }
+        txn_act *x = &acts[busy];
+        s = table_coll_settle(x->t, x->key.data, x->key.len, x->found ? &x->old : NULL,
+                              x->req->op == KURA_TXN_DELETE ? NULL : &x->neu, want_metrics);
+        if (s != KURA_OK)
+            return s;
+    }
+}
+
 /*
  * Under the locks: reads every item and evaluates every action. *canceled_out tells whether
  * any action failed; the reasons are then in reasons[0..n). Storage errors are returned.
@@ -267,23 +315,8 @@ static kura_status evaluate(txn_act *acts, size_t n, bool want_metrics,
         if ((s = b) != KURA_OK)
             break;
     }
-    /* item collections last: only a transaction that will be written reserves its growth */
-    for (size_t i = 0; i < n && s == KURA_OK && !canceled; i++) {
-        txn_act *x = &acts[i];
-        if (!x->writes || !table_has_lsi(x->t))
-            continue;
-        const kura_value *neu = x->req->op == KURA_TXN_DELETE ? NULL : &x->neu;
-        kura_status c = table_coll_begin(x->t, x->key.data, x->key.len, x->found ? &x->old : NULL,
-                                         neu, want_metrics, &x->tk);
-        if (c == KURA_E_COLLECTION_SIZE) {
-            canceled = true;
-            s = set_reason(&reasons[i], "ItemCollectionSizeLimitExceeded", kura_last_error());
-        } else if ((s = c) == KURA_OK) {
-            x->registered = true;
-            x->measured = x->tk.measured; /* table_coll_end clears the ticket */
-            x->coll_size = x->tk.size_after;
-        }
-    }
+    if (s == KURA_OK && !canceled)
+        s = register_collections(acts, n, want_metrics, reasons, &canceled);
     *canceled_out = canceled;
     return s;
 }

@@ -114,9 +114,10 @@ static uint64_t coll_limit(const kura_table *t)
     return lim ? lim : TABLE_COLL_DEFAULT_LIMIT;
 }
 
-kura_status table_coll_begin(kura_table *t, const uint8_t *skey, size_t klen,
-                             const kura_value *old, const kura_value *neu, bool want,
-                             coll_ticket *tk)
+/* table_coll_begin and table_coll_try_begin. */
+static kura_status coll_begin_of(kura_table *t, const uint8_t *skey, size_t klen,
+                                 const kura_value *old, const kura_value *neu, bool want,
+                                 coll_ticket *tk, bool nowait)
 {
     memset(tk, 0, sizeof *tk);
     if (!table_has_lsi(t))
@@ -132,8 +133,47 @@ kura_status table_coll_begin(kura_table *t, const uint8_t *skey, size_t klen,
         return s;
     int64_t delta = (int64_t)sn - (int64_t)so; /* items are at most 400 KB */
     coll_scan_arg a = {t, skey, plen};
-    return coll_begin(t->colls, skey, plen, delta, want || delta > 0, coll_limit(t), coll_scan,
-                      &a, tk);
+    return (nowait ? coll_try_begin : coll_begin)(t->colls, skey, plen, delta, want || delta > 0,
+                                                  coll_limit(t), coll_scan, &a, tk);
+}
+
+kura_status table_coll_begin(kura_table *t, const uint8_t *skey, size_t klen,
+                             const kura_value *old, const kura_value *neu, bool want,
+                             coll_ticket *tk)
+{
+    return coll_begin_of(t, skey, klen, old, neu, want, tk, false);
+}
+
+kura_status table_coll_try_begin(kura_table *t, const uint8_t *skey, size_t klen,
+                                 const kura_value *old, const kura_value *neu, bool want,
+                                 coll_ticket *tk)
+{
+    return coll_begin_of(t, skey, klen, old, neu, want, tk, true);
+}
+
+kura_status table_coll_settle(kura_table *t, const uint8_t *skey, size_t klen,
+                              const kura_value *old, const kura_value *neu, bool want)
+{
+    if (!table_has_lsi(t))
+        return KURA_OK;
+    uint64_t so = 0, sn = 0;
+    size_t plen = 0;
+    kura_status s = table_coll_item_size(t, old, &so);
+    if (s == KURA_OK)
+        s = table_coll_item_size(t, neu, &sn);
+    if (s == KURA_OK)
+        s = coll_prefix(t, skey, klen, &plen, NULL);
+    if (s != KURA_OK)
+        return s;
+    coll_scan_arg a = {t, skey, plen};
+    return coll_settle(t->colls, skey, plen, want || sn > so, coll_scan, &a);
+}
+
+void table_coll_cancel(kura_table *t, coll_ticket *tk)
+{
+    if (table_has_lsi(t))
+        coll_cancel(t->colls, tk);
+    memset(tk, 0, sizeof *tk);
 }
 
 void table_coll_end(kura_table *t, coll_ticket *tk, bool written)

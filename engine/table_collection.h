@@ -41,6 +41,18 @@ kura_status table_coll_item_size(const kura_table *t, const kura_value *item, ui
 kura_status table_coll_begin(kura_table *t, const uint8_t *skey, size_t klen,
                              const kura_value *old, const kura_value *neu, bool want,
                              coll_ticket *tk);
+/* A write of several items registers every item after its first with table_coll_try_begin,
+ * which returns KURA_E_BUSY (nothing registered) instead of waiting; the write then cancels
+ * what it registered (table_coll_cancel), calls table_coll_settle for that item (it waits
+ * and measures, registering nothing) and starts its registrations again: a write never waits
+ * for a collection while it holds another's registration (engine/collection.h). */
+kura_status table_coll_try_begin(kura_table *t, const uint8_t *skey, size_t klen,
+                                 const kura_value *old, const kura_value *neu, bool want,
+                                 coll_ticket *tk);
+kura_status table_coll_settle(kura_table *t, const uint8_t *skey, size_t klen,
+                              const kura_value *old, const kura_value *neu, bool want);
+/* Ends a registration whose write was not attempted. Zeroes *tk. */
+void table_coll_cancel(kura_table *t, coll_ticket *tk);
 /* After the write (`written`: it succeeded). Zeroes *tk. */
 void table_coll_end(kura_table *t, coll_ticket *tk, bool written);
 

@@ -99,19 +99,28 @@ static bool still_enabled(kura_db *db, kura_table *t, const char *attr)
     return on;
 }
 
-/* The locked part of one chunk: re-read, check, delete in one batch. */
+/* The locked part of one chunk: re-read, check, delete in one batch. Only the first item
+ * collection registration may wait: when a later one would (KURA_E_BUSY), the chunk cancels
+ * what it registered, settles that collection holding nothing and starts again
+ * (engine/table_collection.h). */
 static kura_status delete_chunk_locked(kura_table *t, uint32_t part, const char *attr,
                                        const ttl_window *w, sweep_chunk *c, uint64_t *deleted)
 {
     size_t alen = strlen(attr);
     coll_ticket tk[SWEEP_CHUNK];
-    bool ticket[SWEEP_CHUNK] = {0};
+    bool ticket[SWEEP_CHUNK];
     kura_value old = {0};
     kbuf enc = KBUF_INIT;
     lsm_batch b;
     lsm_batch_init(&b);
-    uint64_t n = 0;
-    kura_status s = lsm_batch_meta(&b, kwall_ms(), LSM_META_SERVICE);
+    uint64_t n;
+    kura_status s;
+again:
+    memset(ticket, 0, sizeof ticket);
+    n = 0;
+    lsm_batch_clear(&b);
+    s = lsm_batch_meta(&b, kwall_ms(), LSM_META_SERVICE);
+    bool holding = false;
     for (size_t i = 0; i < c->n && s == KURA_OK; i++) {
         const uint8_t *key = c->keys.data + c->off[i];
         size_t klen = c->off[i + 1] - c->off[i];
@@ -128,10 +137,20 @@ static kura_status delete_chunk_locked(kura_table *t, uint32_t part, const char 
         val_clear(&old);
         if (table_has_lsi(t) && (s = val_decode(enc.data, enc.len, &old)) != KURA_OK)
             break;
-        if ((s = table_coll_begin(t, key, klen, table_has_lsi(t) ? &old : NULL, NULL, false,
-                                  &tk[i])) != KURA_OK)
+        const kura_value *o = table_has_lsi(t) ? &old : NULL;
+        s = (holding ? table_coll_try_begin : table_coll_begin)(t, key, klen, o, NULL, false,
+                                                                &tk[i]);
+        if (s == KURA_E_BUSY) {
+            for (size_t j = 0; j < i; j++)
+                if (ticket[j])
+                    table_coll_cancel(t, &tk[j]);
+            if ((s = table_coll_settle(t, key, klen, o, NULL, false)) == KURA_OK)
+                goto again;
             break;
-        ticket[i] = true;
+        }
+        if (s != KURA_OK)
+            break;
+        ticket[i] = holding = true;
         s = lsm_batch_delete(&b, key, klen);
         if (s == KURA_OK && table_needs_images(t))
             s = lsm_batch_image(&b, key, klen, enc.data, enc.len);

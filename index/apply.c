@@ -66,9 +66,12 @@ static bool wants(const apply_ctx *c, const rt_index *x)
         return false;
     if (x->building && c->pending.seq <= x->s0)
         return false; /* in the backfill's snapshot */
-    if (c->kind >= 0)
+    if (c->kind != RT_REPLAY)
         return (int)x->def->kind == c->kind;
-    return __atomic_load_n(&x->applied[c->b], __ATOMIC_ACQUIRE) < c->pending.seq;
+    /* The replay compares each change with the durable checkpoint, never with what it has
+     * applied itself: a WAL holds a transaction's piece before records of lower sequences
+     * (the piece is appended before its range is allocated). */
+    return x->replay_from && x->replay_from[c->b] < c->pending.seq;
 }
 
 /* Applies one change to every index it concerns. */
@@ -148,11 +151,14 @@ kura_status rt_apply_batch(idx_runtime *rt, uint32_t b, const uint8_t *rep, size
     for (uint32_t i = 0; i < rt->nix && s == KURA_OK; i++) {
         rt_index *x = &rt->ix[i];
         bool mine = x->removed ? false
-                    : kind >= 0 ? (int)x->def->kind == kind
-                                : __atomic_load_n(&x->applied[b], __ATOMIC_ACQUIRE) < last;
+                    : kind != RT_REPLAY ? (int)x->def->kind == kind
+                                        : x->replay_from && x->replay_from[b] < last;
         if (!mine || (x->building && last <= x->s0))
             continue;
-        __atomic_store_n(&x->applied[b], last, __ATOMIC_RELEASE);
+        /* live, batches come in sequence order (the commit hook's slots); replayed, in WAL
+         * order, which is not: applied[b] only grows */
+        if (__atomic_load_n(&x->applied[b], __ATOMIC_ACQUIRE) < last)
+            __atomic_store_n(&x->applied[b], last, __ATOMIC_RELEASE);
         __atomic_add_fetch(&x->since_switch, len, __ATOMIC_RELAXED);
     }
     pthread_rwlock_unlock(&rt->lock);

@@ -40,8 +40,10 @@ static void rt_free(idx_runtime *rt)
 {
     if (!rt)
         return;
-    for (uint32_t i = 0; rt->ix && i < RT_MAX_INDEXES; i++)
+    for (uint32_t i = 0; rt->ix && i < RT_MAX_INDEXES; i++) {
         free(rt->ix[i].applied);
+        free(rt->ix[i].replay_from);
+    }
     free(rt->ix);
     free(rt->bctx);
     free(rt->table_name);
@@ -112,7 +114,7 @@ typedef struct replay_arg {
 static kura_status replay_rec(void *arg, const uint8_t *rep, size_t len)
 {
     replay_arg *r = arg;
-    return rt_apply_batch(r->rt, r->b, rep, len, -1);
+    return rt_apply_batch(r->rt, r->b, rep, len, RT_REPLAY);
 }
 
 /* Brings every index up to the end of the base WALs. */
@@ -129,9 +131,12 @@ static kura_status rt_recover(idx_runtime *rt)
                 x->applied[b] = UINT64_MAX;
             continue;
         }
-        s = rt_durable(rt, x, d);
+        if (s == KURA_OK && !(x->replay_from = malloc(rt->nbase * sizeof *x->replay_from)))
+            s = kura_err(KURA_E_NOMEM, "index recovery: out of memory");
+        if (s == KURA_OK)
+            s = rt_durable(rt, x, d);
         for (uint32_t b = 0; s == KURA_OK && b < rt->nbase; b++) {
-            x->applied[b] = d[b];
+            x->applied[b] = x->replay_from[b] = d[b];
             if (d[b] < from[b])
                 from[b] = d[b];
         }
@@ -145,10 +150,13 @@ static kura_status rt_recover(idx_runtime *rt)
             s = kura_err(s, "table %s: rebuilding its indexes from the WAL: %s", rt->table_name,
                          kura_last_error());
     }
-    for (uint32_t i = 0; i < rt->nix; i++)
+    for (uint32_t i = 0; i < rt->nix; i++) {
+        free(rt->ix[i].replay_from); /* from here on batches come in sequence order */
+        rt->ix[i].replay_from = NULL;
         if (rt->ix[i].building)
             for (uint32_t b = 0; b < rt->nbase; b++)
                 rt->ix[i].applied[b] = 0; /* idx_rt_built sets it */
+    }
     free(d);
     free(from);
     return s;

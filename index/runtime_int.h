@@ -16,6 +16,9 @@ typedef struct rt_index {
     uint32_t nparts;
     uint64_t *applied;      /* [nbase], atomic: base partition b's batches up to this sequence
                              * are in the index's memtables (written by one thread per b) */
+    uint64_t *replay_from;  /* [nbase], during the replay at open only: the durable checkpoint,
+                             * the one bound a change's sequence is compared with (a WAL is not
+                             * in sequence order: "Recovery" in docs/architecture.md) */
     uint64_t since_switch;  /* atomic: base bytes applied since the last checkpoint */
     uint64_t checkpoints;   /* atomic */
     /* A GSI being backfilled (idx_rt_add): it applies every batch but recovery and WAL
@@ -76,8 +79,10 @@ struct idx_runtime {
 };
 
 /* apply.c: applies the batch `rep` of base partition b to the indexes of the given kind
- * (IDX_LOCAL or IDX_GLOBAL; -1: every index whose applied[b] is below the batch, the replay at
- * open), holding the lock shared, and advances their applied vectors. */
+ * (IDX_LOCAL or IDX_GLOBAL; RT_REPLAY: the replay at open, each change to every index whose
+ * replay_from[b] is below the change's sequence), holding the lock shared, and advances their
+ * applied vectors (to the highest sequence applied: never backwards). */
+enum { RT_REPLAY = -1 };
 kura_status rt_apply_batch(idx_runtime *rt, uint32_t b, const uint8_t *rep, size_t len, int kind);
 /* Records a checkpoint of index x if its memtables are full or it applied switch_bytes
  * since the last one (force: always). Takes the lock exclusively. */
