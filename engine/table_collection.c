@@ -114,6 +114,23 @@ static uint64_t coll_limit(const kura_table *t)
     return lim ? lim : TABLE_COLL_DEFAULT_LIMIT;
 }
 
+/* What the write from `old` to `neu` adds to its collection, and the length of the
+ * collection's key (the prefix of skey). */
+static kura_status coll_delta(kura_table *t, const uint8_t *skey, size_t klen,
+                              const kura_value *old, const kura_value *neu, int64_t *delta_out,
+                              size_t *plen_out)
+{
+    uint64_t so = 0, sn = 0;
+    kura_status s = table_coll_item_size(t, old, &so);
+    if (s == KURA_OK)
+        s = table_coll_item_size(t, neu, &sn);
+    if (s == KURA_OK)
+        s = coll_prefix(t, skey, klen, plen_out, NULL);
+    if (s == KURA_OK)
+        *delta_out = (int64_t)sn - (int64_t)so; /* items are at most 400 KB */
+    return s;
+}
+
 /* table_coll_begin and table_coll_try_begin. */
 static kura_status coll_begin_of(kura_table *t, const uint8_t *skey, size_t klen,
                                  const kura_value *old, const kura_value *neu, bool want,
@@ -122,16 +139,11 @@ static kura_status coll_begin_of(kura_table *t, const uint8_t *skey, size_t klen
     memset(tk, 0, sizeof *tk);
     if (!table_has_lsi(t))
         return KURA_OK;
-    uint64_t so = 0, sn = 0;
+    int64_t delta = 0;
     size_t plen = 0;
-    kura_status s = table_coll_item_size(t, old, &so);
-    if (s == KURA_OK)
-        s = table_coll_item_size(t, neu, &sn);
-    if (s == KURA_OK)
-        s = coll_prefix(t, skey, klen, &plen, NULL);
+    kura_status s = coll_delta(t, skey, klen, old, neu, &delta, &plen);
     if (s != KURA_OK)
         return s;
-    int64_t delta = (int64_t)sn - (int64_t)so; /* items are at most 400 KB */
     coll_scan_arg a = {t, skey, plen};
     return (nowait ? coll_try_begin : coll_begin)(t->colls, skey, plen, delta, want || delta > 0,
                                                   coll_limit(t), coll_scan, &a, tk);
@@ -156,17 +168,13 @@ kura_status table_coll_settle(kura_table *t, const uint8_t *skey, size_t klen,
 {
     if (!table_has_lsi(t))
         return KURA_OK;
-    uint64_t so = 0, sn = 0;
+    int64_t delta = 0;
     size_t plen = 0;
-    kura_status s = table_coll_item_size(t, old, &so);
-    if (s == KURA_OK)
-        s = table_coll_item_size(t, neu, &sn);
-    if (s == KURA_OK)
-        s = coll_prefix(t, skey, klen, &plen, NULL);
+    kura_status s = coll_delta(t, skey, klen, old, neu, &delta, &plen);
     if (s != KURA_OK)
         return s;
     coll_scan_arg a = {t, skey, plen};
-    return coll_settle(t->colls, skey, plen, want || sn > so, coll_scan, &a);
+    return coll_settle(t->colls, skey, plen, want || delta > 0, coll_scan, &a);
 }
 
 void table_coll_cancel(kura_table *t, coll_ticket *tk)
