@@ -1,10 +1,12 @@
 /*
  * ixdamage.c - This file contains the index damager of the rebuild tests (ixdamage.h): the
  * items an index holds, read from a scan of the table, and entry changes planted straight into
- * the index's partitions at fresh sequence numbers.
+ * the index's partitions at fresh sequence numbers; and the catalog rewritten as an earlier
+ * kura left it.
  */
 #include "ixdamage.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +15,7 @@
 #include "engine/lsm/batch.h"
 #include "engine/table_index.h"
 #include "util/coding.h"
+#include "util/crc32c.h"
 #include "util/hash.h"
 #include "util/status.h"
 
@@ -170,4 +173,54 @@ kura_status ixd_damage(kura_db *db, const char *table, const char *index, ixd_ki
     free(items);
     table_release(t);
     return s;
+}
+
+/* ---- The catalog ------------------------------------------------------------------------- */
+
+void ixd_catalog_rewrite(const char *dir, unsigned (*fix)(const char *name, unsigned flags))
+{
+    char path[4096], line[512], name[256];
+    snprintf(path, sizeof path, "%s/KURA", dir);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        fail_msg("open %s", path);
+    static char out[1 << 16];
+    size_t n = 0;
+    unsigned parts, flags;
+    while (fgets(line, sizeof line, f) && strncmp(line, "crc32c ", 7) != 0) {
+        if (sscanf(line, "tree %255s %u %u", name, &parts, &flags) == 3)
+            n += (size_t)snprintf(out + n, sizeof out - n, "tree %s %u %u\n", name, parts,
+                                  fix(name, flags));
+        else
+            n += (size_t)snprintf(out + n, sizeof out - n, "%s", line);
+    }
+    fclose(f);
+    n += (size_t)snprintf(out + n, sizeof out - n, "crc32c %08x\n", crc32c(out, n));
+    if (!(f = fopen(path, "w")) || fwrite(out, 1, n, f) != n || fclose(f) != 0)
+        fail_msg("write %s", path);
+}
+
+unsigned ixd_as_old_kura(const char *name, unsigned flags)
+{
+    return !strncmp(name, "idx-", 4) ? flags & ~16u : flags;
+}
+
+void ixd_catalog_index_trees(const char *dir, size_t *n_out, size_t *unflagged_out)
+{
+    char path[4096], line[512], name[256];
+    snprintf(path, sizeof path, "%s/KURA", dir);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        fail_msg("open %s", path);
+    size_t n = 0, unflagged = 0;
+    unsigned parts, flags;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "tree %255s %u %u", name, &parts, &flags) == 3 &&
+            !strncmp(name, "idx-", 4)) {
+            n++;
+            unflagged += !(flags & 16);
+        }
+    fclose(f);
+    *n_out = n;
+    *unflagged_out = unflagged;
 }

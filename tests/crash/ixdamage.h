@@ -32,4 +32,16 @@ const char *ixd_kind_word(ixd_kind kind);
 kura_status ixd_damage(kura_db *db, const char *table, const char *index, ixd_kind kind,
                        uint32_t n, uint64_t seed);
 
+/* ---- The catalog as an earlier kura left it ------------------------------------------------ */
+
+/* Rewrites DIR/KURA (docs/format/catalog.md) with every tree line's flags passed through
+ * fix(name, flags), and its checksum, as a kura that wrote those flags would have written it
+ * (plain file I/O: the database must be closed). Fails the test on an I/O error. */
+void ixd_catalog_rewrite(const char *dir, unsigned (*fix)(const char *name, unsigned flags));
+/* fix for ixd_catalog_rewrite: index trees (idx-*) without flag bit 4, as a kura from before
+ * recovery replayed by sequence wrote them. */
+unsigned ixd_as_old_kura(const char *name, unsigned flags);
+/* The index trees (idx-*) of DIR/KURA: how many, and how many lack flag bit 4. */
+void ixd_catalog_index_trees(const char *dir, size_t *n_out, size_t *unflagged_out);
+
 #endif

@@ -29,7 +29,6 @@
 #include "engine/table_index.h"
 #include "index_check.h"
 #include "ixdamage.h"
-#include "util/crc32c.h"
 #include "util/thread.h"
 
 #define TBL "Trb"
@@ -453,57 +452,13 @@ static void test_rebuild_under_writers(void **state)
 
 /* ---- A database an earlier kura left ------------------------------------------------------ */
 
-/* Rewrites DIR/KURA with every tree line's flags passed through fix(name, flags), and its
- * checksum, as a kura that wrote those flags would have written it. */
-static void rewrite_catalog(const char *dir, unsigned (*fix)(const char *name, unsigned flags))
-{
-    char path[4096], line[512], name[256];
-    snprintf(path, sizeof path, "%s/KURA", dir);
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    char out[1 << 16];
-    size_t n = 0;
-    unsigned parts, flags;
-    while (fgets(line, sizeof line, f)) {
-        if (!strncmp(line, "crc32c ", 7))
-            break;
-        if (sscanf(line, "tree %255s %u %u", name, &parts, &flags) == 3)
-            n += (size_t)snprintf(out + n, sizeof out - n, "tree %s %u %u\n", name, parts,
-                                  fix(name, flags));
-        else
-            n += (size_t)snprintf(out + n, sizeof out - n, "%s", line);
-    }
-    fclose(f);
-    n += (size_t)snprintf(out + n, sizeof out - n, "crc32c %08x\n", crc32c(out, n));
-    f = fopen(path, "w");
-    assert_non_null(f);
-    assert_int_equal(fwrite(out, 1, n, f), n);
-    assert_int_equal(fclose(f), 0);
-}
-
-static unsigned as_old_kura(const char *name, unsigned flags)
-{
-    return !strncmp(name, "idx-", 4) ? flags & ~16u : flags;
-}
-
-/* The flags of every index tree in DIR/KURA have bit 4 (16). */
+/* Every index tree in DIR/KURA has flag bit 4, and there are `want`. */
 static void catalog_index_trees_flagged(const char *dir, size_t want)
 {
-    char path[4096], line[512], name[256];
-    snprintf(path, sizeof path, "%s/KURA", dir);
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    size_t found = 0;
-    unsigned parts, flags;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "tree %255s %u %u", name, &parts, &flags) == 3 &&
-            !strncmp(name, "idx-", 4)) {
-            if (!(flags & 16))
-                fail_msg("index tree %s has flags %u, without bit 4", name, flags);
-            found++;
-        }
-    fclose(f);
-    assert_int_equal(found, want);
+    size_t n, unflagged;
+    ixd_catalog_index_trees(dir, &n, &unflagged);
+    assert_int_equal(n, want);
+    assert_int_equal(unflagged, 0);
 }
 
 static void test_rebuild_at_open(void **state)
@@ -523,7 +478,7 @@ static void test_rebuild_at_open(void **state)
     assert_kura_status(index_check_table(db, TBL, WAIT_MS), KURA_E_CORRUPTION);
     assert_kura_ok(kura_close(db));
     /* as an earlier kura left it: every index is rebuilt before kura_open returns */
-    rewrite_catalog(dir, as_old_kura);
+    ixd_catalog_rewrite(dir, ixd_as_old_kura);
     db = open_db(dir);
     kura_stats st;
     kura_get_stats(db, &st);
@@ -565,7 +520,7 @@ static void test_catalog_flags_refused(void **state)
         kura_db *db = open_db(dir);
         ok(db, "CreateTable", CREATE);
         assert_kura_ok(kura_close(db));
-        rewrite_catalog(dir, fixes[i]);
+        ixd_catalog_rewrite(dir, fixes[i]);
         kura_options o = options();
         kura_status s = kura_open(dir, &o, &db);
         if (s != KURA_E_CORRUPTION || !strstr(kura_last_error(), "malformed line"))
