@@ -274,8 +274,11 @@ kura_status rt_maybe_checkpoint(idx_runtime *rt, rt_index *x, bool force)
         return KURA_OK;
     pthread_rwlock_wrlock(&rt->lock);
     kura_status s = KURA_OK;
-    /* someone else may have just done it; or the index was removed meanwhile */
+    /* someone else may have just done it; or the index was removed meanwhile (no more
+     * checks of it: its trees may be dropped) */
     if (x->removed) {
+        __atomic_store_n(&x->full, false, __ATOMIC_RELAXED);
+        __atomic_store_n(&x->since_switch, 0, __ATOMIC_RELAXED);
     } else if (force || any_full(x) ||
         __atomic_load_n(&x->since_switch, __ATOMIC_RELAXED) >= rt->switch_bytes) {
         /* relaxed durability: what the memtables hold must not outlive the base writes it
@@ -293,6 +296,8 @@ kura_status rt_maybe_checkpoint(idx_runtime *rt, rt_index *x, bool force)
             __atomic_store_n(&x->full, false, __ATOMIC_RELAXED);
             __atomic_add_fetch(&x->checkpoints, 1, __ATOMIC_RELAXED);
         }
+    } else { /* a hint set after the switch that emptied them: the next full insert sets it */
+        __atomic_store_n(&x->full, false, __ATOMIC_RELAXED);
     }
     pthread_rwlock_unlock(&rt->lock);
     /* the previous checkpoint's flushes have finished (a switch waits for them) */
@@ -307,7 +312,7 @@ kura_status rt_checkpoint_kind(idx_runtime *rt, idx_kind kind)
     uint32_t n = __atomic_load_n(&rt->nix, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < n && s == KURA_OK; i++) {
         rt_index *x = &rt->ix[i];
-        if (x->def->kind != kind)
+        if (x->def->kind != kind || __atomic_load_n(&x->removed, __ATOMIC_RELAXED))
             continue;
         s = rt_maybe_checkpoint(rt, x, false);
         rt_index *sh = __atomic_load_n(&x->shadow, __ATOMIC_ACQUIRE);
