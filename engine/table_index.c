@@ -460,8 +460,8 @@ kura_status kura_index_stats_get(kura_db *db, const char *table_name, const char
     bool rebuilding = t->ix_rebuilding && t->ix_rebuild_pos == (uint32_t)i;
     kmutex_unlock(&db->tables_mu);
     table_release(t);
-    *stats_out = (kura_index_stats){st.lag_writes, st.lag_ms,      st.applied,  st.checkpoints,
-                                    st.queue_bytes, st.error, rebuilding};
+    *stats_out = (kura_index_stats){st.lag_writes,  st.lag_ms, st.applied, st.checkpoints,
+                                    st.queue_bytes, st.error,  rebuilding};
     return KURA_OK;
 }
 
