@@ -89,7 +89,8 @@ kura_status catalog_load(kura_db *db)
         }
         if (sscanf(line, "tree %255s %u %u", name, &parts, &flags) != 3 ||
             !tree_name_valid(name) || parts < 1 || parts > 256 ||
-            (flags & ~(1u | TREE_NO_WAL | TREE_RETAIN_WALS | TREE_STREAM))) {
+            (flags & ~(1u | TREE_FLAGS_KNOWN)) ||
+            ((flags & TREE_SEQ_REPLAY) && !(flags & TREE_NO_WAL))) {
             s = kura_err(KURA_E_CORRUPTION, "%s: malformed line %zu", path, lineno);
             break;
         }
@@ -102,7 +103,7 @@ kura_status catalog_load(kura_db *db)
         t->db = db;
         t->nparts = parts;
         t->hash_prefixed = flags & 1;
-        t->flags = flags & (TREE_NO_WAL | TREE_RETAIN_WALS | TREE_STREAM);
+        t->flags = flags & TREE_FLAGS_KNOWN;
         s = tree_open_parts(db, t, false);
         if (s != KURA_OK) {
             tree_close(t);

@@ -206,6 +206,8 @@ kura_status kura_open(const char *dir, const kura_options *opts, kura_db **db_ou
     kmutex_init(&db->tables_mu);
     kcond_init(&db->tables_cv);
     atomic_init(&db->counts_stop, false);
+    atomic_init(&db->ix_rebuild_stop, false);
+    atomic_init(&db->ix_rebuilt_at_open, 0);
     db->count_sync_items = 10000;
     db->count_sync_bytes = 16u << 20;
     lsm_shared_init(&db->sh);
@@ -257,6 +259,7 @@ kura_status kura_close(kura_db *db)
         kthread_join(db->syncer);
     ttl_sweeper_join(db); /* before the tables it sweeps close */
     table_counts_stop(db); /* before the trees they read close */
+    table_rebuilds_stop(db); /* before the index runtimes close */
     tables_close_indexes(db); /* their last checkpoint, before the trees close */
     kura_status first = KURA_OK;
     for (size_t i = 0; i < db->ntrees; i++) {
@@ -346,6 +349,7 @@ void kura_get_stats(kura_db *db, kura_stats *st)
     st->compactions = __atomic_load_n(&db->sh.compactions, __ATOMIC_RELAXED);
     st->write_slowdowns = __atomic_load_n(&db->sh.write_slowdowns, __ATOMIC_RELAXED);
     st->table_unloads = __atomic_load_n(&db->sh.table_unloads, __ATOMIC_RELAXED);
+    st->indexes_rebuilt_at_open = atomic_load(&db->ix_rebuilt_at_open);
     st->block_cache_bytes = block_cache_usage(db->sh.cache);
     kmutex_lock(&db->mu);
     for (size_t i = 0; i < db->ntrees; i++)

@@ -21,7 +21,12 @@ enum {
     TREE_RETAIN_WALS = 4, /* a table with indexes: WAL segments kept until they index it */
     TREE_STREAM = 8,      /* a table that has had a stream: WAL segments kept for the
                            * stream's retention (engine/stream_table.h) */
+    TREE_SEQ_REPLAY = 16, /* an index tree (with TREE_NO_WAL) whose state was made by a kura
+                           * whose recovery replays the base WALs by sequence: one without it
+                           * is rebuilt at open (engine/table_rebuild.c) */
 };
+/* Every flag above. */
+#define TREE_FLAGS_KNOWN (TREE_NO_WAL | TREE_RETAIN_WALS | TREE_STREAM | TREE_SEQ_REPLAY)
 
 struct kura_tree {
     kura_db *db;
@@ -29,7 +34,7 @@ struct kura_tree {
     char *dir;
     uint32_t nparts;
     bool hash_prefixed;
-    uint32_t flags; /* TREE_NO_WAL, TREE_RETAIN_WALS, TREE_STREAM */
+    uint32_t flags; /* TREE_NO_WAL, TREE_RETAIN_WALS, TREE_STREAM, TREE_SEQ_REPLAY */
     lsm_tree **parts;
 };
 
@@ -71,6 +76,13 @@ struct kura_db {
     uint64_t *txn_ids; /* the ids of the transactions committing now (txn_mu) */
     size_t ntxn_ids, txn_ids_cap;
 
+    /* Index rebuilds (engine/table_rebuild.c): the kura_rebuild_index calls running (under
+     * tables_mu; tables_cv is signalled when one ends), the stop kura_close gives them, and
+     * the indexes kura_open rebuilt because an earlier kura had made them (kura_stats). */
+    unsigned ix_rebuilds;
+    atomic_bool ix_rebuild_stop;
+    atomic_uint_fast64_t ix_rebuilt_at_open;
+
     /* the Time to Live sweeper (engine/ttl_sweep.c): its thread, woken by syncer_cv at close;
      * ttl_sweep_mu serialises sweeps (the thread's and kura_ttl_sweep's) */
     kthread ttl_thread;
@@ -110,7 +122,8 @@ bool tree_name_valid(const char *name);
 kura_status tree_add_flags(kura_db *db, kura_tree *t, uint32_t flags);
 /* The open tree called `name`: KURA_E_NOT_FOUND (no message) if there is none. */
 kura_status tree_find(kura_db *db, const char *name, kura_tree **tree_out);
-/* kura_tree_open with tree flags (TREE_NO_WAL, TREE_RETAIN_WALS, TREE_STREAM). */
+/* kura_tree_open with tree flags (TREE_NO_WAL, TREE_RETAIN_WALS, TREE_STREAM,
+ * TREE_SEQ_REPLAY). */
 kura_status tree_open_flags(kura_db *db, const char *name, const kura_tree_options *topts,
                             uint32_t flags, kura_tree **tree_out);
 /* Writes [meta, put `val` (or delete when val is NULL), image `old`] under one key as one

@@ -229,8 +229,9 @@ kura_status scan_check_segment_params(bool has_segment, uint32_t segment, bool h
 
 /* ---- Secondary indexes: finding one, ExclusiveStartKey ------------------------------------- */
 
-/* Under tables_mu, which UpdateTable holds to change an index's status: a read counted in
- * ix_readers before the index became DELETING keeps its tree until page_index_release. */
+/* Under tables_mu, which UpdateTable holds to change an index's status and a rebuild to swap
+ * its trees: a read counted in ix_readers before the index became DELETING, or before its
+ * trees were swapped, keeps the trees it read until page_index_release. */
 kura_status page_index_find(kura_table *t, const char *name, page_index *out)
 {
     kura_db *db = t->tree->db;
@@ -246,9 +247,10 @@ kura_status page_index_find(kura_table *t, const char *name, page_index *out)
     else if (!t->ix_trees || !t->ix_trees[pos])
         s = kura_err(KURA_E_NOT_SUPPORTED, "table %s: index %s has no open tree", t->name, name);
     if (s == KURA_OK) {
-        atomic_fetch_add(&t->ix_readers[pos], 1);
-        *out = (page_index){
-            .pos = pos, .def = d, .tree = t->ix_trees[pos], .global = d->kind == IDX_GLOBAL};
+        unsigned slot = t->ix_gen[pos] & 1;
+        atomic_fetch_add(&t->ix_readers[pos][slot], 1);
+        *out = (page_index){.pos = pos, .slot = slot, .def = d, .tree = t->ix_trees[pos],
+                            .global = d->kind == IDX_GLOBAL};
     }
     kmutex_unlock(&db->tables_mu);
     return s;
@@ -256,7 +258,7 @@ kura_status page_index_find(kura_table *t, const char *name, page_index *out)
 
 void page_index_release(kura_table *t, page_index *ix)
 {
-    if (ix->def) atomic_fetch_sub(&t->ix_readers[ix->pos], 1);
+    if (ix->def) atomic_fetch_sub(&t->ix_readers[ix->pos][ix->slot], 1);
     ix->def = NULL;
     ix->tree = NULL;
 }

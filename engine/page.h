@@ -101,6 +101,7 @@ int page_key_cmp(const void *a, size_t alen, const kbuf *b);
  */
 typedef struct page_index {
     int pos;            /* index number in the table (engine/table_index.h) */
+    unsigned slot;      /* the reader count it holds: t->ix_readers[pos][slot] */
     const idx_def *def; /* the table's, valid while the table is pinned */
     kura_tree *tree;
     bool global;

@@ -161,18 +161,6 @@ static void prune(kura_db *db, kura_table *t, uint64_t now)
     t->nstreams = keep;
 }
 
-static void lock_items(kura_table *t)
-{
-    for (int i = 0; i < TABLE_LOCK_STRIPES; i++)
-        kmutex_lock(&t->item_locks[i]);
-}
-
-static void unlock_items(kura_table *t)
-{
-    for (int i = TABLE_LOCK_STRIPES; i-- > 0;)
-        kmutex_unlock(&t->item_locks[i]);
-}
-
 /* Under every item lock and tables_mu. */
 static kura_status update_locked(kura_db *db, kura_table *t, const kura_stream_specification *sp)
 {
@@ -211,7 +199,7 @@ static kura_status update_locked(kura_db *db, kura_table *t, const kura_stream_s
 
 kura_status table_stream_update(kura_db *db, kura_table *t, const kura_stream_specification *sp)
 {
-    lock_items(t);
+    table_lock_items(t);
     kura_status s = sp->stream_enabled ? retain_wals(db, t) : KURA_OK;
     if (s == KURA_OK) {
         kmutex_lock(&db->tables_mu);
@@ -219,7 +207,7 @@ kura_status table_stream_update(kura_db *db, kura_table *t, const kura_stream_sp
         s = update_locked(db, t, sp);
         kmutex_unlock(&db->tables_mu);
     }
-    unlock_items(t);
+    table_unlock_items(t);
     return s;
 }
 

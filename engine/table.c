@@ -65,6 +65,18 @@ kmutex *table_item_lock(kura_table *t, const uint8_t *skey, size_t len)
     return &t->item_locks[kura_hash64(skey, len) % TABLE_LOCK_STRIPES];
 }
 
+void table_lock_items(kura_table *t)
+{
+    for (int i = 0; i < TABLE_LOCK_STRIPES; i++)
+        kmutex_lock(&t->item_locks[i]);
+}
+
+void table_unlock_items(kura_table *t)
+{
+    for (int i = TABLE_LOCK_STRIPES; i-- > 0;)
+        kmutex_unlock(&t->item_locks[i]);
+}
+
 kura_status table_read_encoded(kura_table *t, const kura_read_options *ro, const uint8_t *skey,
                                size_t len, kbuf *enc)
 {

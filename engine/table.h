@@ -70,8 +70,15 @@ typedef struct kura_table {
     kura_tree **ix_trees;            /* IDX_MAX_LSI + IDX_MAX_GSI entries, nlsi + ngsi used */
     struct idx_rt_index *ix_parts;
     struct idx_runtime *ix_rt;
-    /* index reads in flight per index (a dropped index's tree goes once they are done) */
-    atomic_uint ix_readers[IDX_MAX_LSI + IDX_MAX_GSI];
+    /* Index reads in flight per index, counted in slot ix_gen[i] & 1 of the trees they read
+     * (a dropped index's tree goes once they are done). A rebuild's swap (engine/
+     * table_rebuild.c) moves ix_gen[i] on under tables_mu and waits for the other slot: the
+     * reads of the old trees. */
+    atomic_uint ix_readers[IDX_MAX_LSI + IDX_MAX_GSI][2];
+    uint32_t ix_gen[IDX_MAX_LSI + IDX_MAX_GSI];
+    /* kura_rebuild_index on the table (one at a time): which index; under tables_mu */
+    bool ix_rebuilding;
+    uint32_t ix_rebuild_pos;
     /* the background job of UpdateTable's GlobalSecondaryIndexUpdates (one at a time):
      * a backfill or a drop (engine/table_index.c) */
     kthread ix_job;
@@ -120,6 +127,11 @@ void table_release(kura_table *t);
 
 /* The stripe lock of an item, by its storage key. */
 kmutex *table_item_lock(kura_table *t, const uint8_t *skey, size_t len);
+/* Takes every stripe lock of the table in address order (the order transactions take theirs),
+ * so no write of the table is in flight until table_unlock_items: enabling or disabling a
+ * stream, an LSI's swap to rebuilt trees. Not with tables_mu held (it is taken after). */
+void table_lock_items(kura_table *t);
+void table_unlock_items(kura_table *t);
 
 /* Reads the item stored under `skey` into *item (must be empty; left empty if absent) and
  * sets *found_out. Corruption of the stored bytes is KURA_E_CORRUPTION naming the table. */

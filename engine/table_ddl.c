@@ -106,6 +106,8 @@ static kura_status load_one(kura_db *db, const void *v, size_t vlen)
         s = def_bind_schema(t);
     if (s == KURA_OK)
         s = table_index_open(db, t, false); /* the indexes catch up with the WAL first */
+    if (s == KURA_OK && (s = table_index_upgrade(db, t)) != KURA_OK)
+        table_index_close(t); /* indexes of an earlier kura: rebuilt before anyone reads */
     if (s == KURA_OK && (s = table_list_add_locked(db, t)) != KURA_OK)
         table_index_close(t);
     if (s == KURA_OK && t->id >= db->next_table_id)

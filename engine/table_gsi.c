@@ -200,10 +200,17 @@ static const char *action_name(const kura_gsi_update *u)
     return u->action == KURA_GSI_CREATE ? u->create.index_name : u->index_name;
 }
 
-/* What may not start while an index is being created or deleted. tables_mu held. */
+/* What may not start while an index is being created or deleted: another Create or Delete,
+ * and any action on it; a Delete of an index being rebuilt (kura_rebuild_index). tables_mu
+ * held. */
 static kura_status check_busy(const kura_table *t, const kura_update_table_req *req,
                               const kura_gsi_update *one)
 {
+    const char *rebuilt = t->ix_rebuilding ? table_index_def(t, t->ix_rebuild_pos)->name : NULL;
+    if (rebuilt && one && one->action == KURA_GSI_DELETE && one->index_name &&
+        !strcmp(one->index_name, rebuilt))
+        return kura_err(KURA_E_RESOURCE_IN_USE, "Attempt to change a resource which is still "
+                                                "in use: Index is being rebuilt.");
     for (uint32_t i = 0; i < t->ngsi; i++) {
         const idx_def *x = &t->gsi[i];
         if (x->status != IDX_CREATING && x->status != IDX_DELETING)

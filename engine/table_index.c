@@ -38,9 +38,14 @@ int table_index_find(const kura_table *t, const char *name)
     return -1;
 }
 
+void table_index_tree_name_id(const kura_table *t, uint32_t id, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "idx-%llu-%u", (unsigned long long)t->id, id);
+}
+
 void table_index_tree_name(const kura_table *t, const idx_def *d, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "idx-%llu-%u", (unsigned long long)t->id, d->id);
+    table_index_tree_name_id(t, d->id, buf, cap);
 }
 
 kura_status table_index_check_item(const kura_table *t, const kura_value *item)
@@ -85,7 +90,10 @@ static kura_status open_tree(kura_db *db, kura_table *t, uint32_t i, const idx_d
     char name[64];
     table_index_tree_name(t, d, name, sizeof name);
     kura_tree_options to = {.partitions = t->partitions, .hash_prefixed_keys = true};
-    kura_status s = tree_open_flags(db, name, &to, TREE_NO_WAL, &t->ix_trees[i]);
+    /* a tree made now is made by this kura (an existing one keeps its flags: without
+     * TREE_SEQ_REPLAY it is rebuilt at open, table_index_upgrade) */
+    kura_status s =
+        tree_open_flags(db, name, &to, TREE_NO_WAL | TREE_SEQ_REPLAY, &t->ix_trees[i]);
     if (s == KURA_OK && !(t->ix_trees[i]->flags & TREE_NO_WAL))
         s = kura_err(KURA_E_CORRUPTION, "tree %s of index %s of table %s has a WAL", name,
                      d->name, t->name);
@@ -198,10 +206,12 @@ kura_status table_index_open(kura_db *db, kura_table *t, bool create)
 
 /* ---- The background job: a backfill or a drop --------------------------------------------- */
 
-typedef struct ix_job_arg {
-    kura_db *db;
+/* The index a backfill job fills, and its snapshot's sequence. */
+typedef struct ix_job_pos {
     kura_table *t;
-} ix_job_arg;
+    uint32_t pos;
+    uint64_t s0;
+} ix_job_pos;
 
 static kura_db *job_db(const kura_table *t)
 {
@@ -236,49 +246,17 @@ static int find_status(const kura_table *t, idx_status st)
     return -1;
 }
 
-/* Reads the table at a snapshot and puts every item's entry into the new index. */
-static kura_status backfill(kura_table *t, uint32_t pos, uint64_t s0)
+static kura_status backfill_put(void *arg, const uint8_t *key, size_t klen, const uint8_t *val,
+                                size_t vlen)
 {
-    kura_db *db = job_db(t);
-    const idx_def *d = table_index_def(t, pos);
-    lsm_seq_wait(&db->sh, s0); /* every batch up to s0 is in the snapshot */
-    const kura_snapshot *snap = kura_snapshot_new(db);
-    if (!snap)
-        return kura_err(KURA_E_NOMEM, "backfill: out of memory");
-    kura_read_options ro;
-    kura_read_options_init(&ro);
-    ro.snapshot = snap;
-    ro.fill_cache = false;
-    kura_iter *it = NULL;
-    kura_status s = kura_iter_new(t->tree, &ro, &it);
-    kbuf k = KBUF_INIT, v = KBUF_INIT;
-    uint64_t n = 0;
-    for (kura_iter_seek_first(it); s == KURA_OK && kura_iter_valid(it); kura_iter_next(it)) {
-        if ((++n & 1023) == 0 && atomic_load(&t->ix_job_stop))
-            s = kura_err(KURA_E_CLOSED, "backfill of index %s stopped", d->name);
-        size_t vlen;
-        const void *val = s == KURA_OK ? kura_iter_value(it, &vlen) : NULL;
-        kura_value item = {0};
-        if (s == KURA_OK && (s = val_decode(val, vlen, &item)) == KURA_E_CORRUPTION)
-            s = kura_err(s, "table %s: stored item: %s", t->name, kura_last_error());
-        bool present = false;
-        k.len = v.len = 0;
-        if (s == KURA_OK)
-            if (idx_indexable(d, &item)) /* else not in the index, as in DynamoDB */
-                s = idx_entry_key(d, &t->ks, &item, &k, &present);
-        if (s == KURA_OK && present)
-            s = idx_entry_value(d, &t->ks, &item, &v);
-        val_clear(&item);
-        if (s == KURA_OK && present)
-            s = idx_rt_backfill_put(t->ix_rt, pos, s0, k.data, k.len, v.data, v.len);
-    }
-    if (s == KURA_OK)
-        s = kura_iter_status(it);
-    kura_iter_free(it);
-    kura_snapshot_free(db, snap);
-    kbuf_free(&k);
-    kbuf_free(&v);
-    return s;
+    const ix_job_pos *jp = arg;
+    return idx_rt_backfill_put(jp->t->ix_rt, jp->pos, jp->s0, key, klen, val, vlen);
+}
+
+static bool backfill_stop(void *arg)
+{
+    const ix_job_pos *jp = arg;
+    return atomic_load(&jp->t->ix_job_stop);
 }
 
 static void *backfill_main(void *arg)
@@ -290,7 +268,9 @@ static void *backfill_main(void *arg)
         return NULL;
     /* every batch allocated after s0 reaches the index through the runtime */
     uint64_t s0 = idx_rt_s0(t->ix_rt, (uint32_t)pos);
-    kura_status s = backfill(t, (uint32_t)pos, s0);
+    ix_job_pos jp = {t, (uint32_t)pos, s0};
+    kura_status s = table_backfill(t, table_index_def(t, (uint32_t)pos), s0, backfill_put,
+                                   backfill_stop, &jp);
     if (s == KURA_OK)
         s = idx_rt_built(t->ix_rt, (uint32_t)pos, s0);
     if (s == KURA_OK) {
@@ -321,7 +301,8 @@ static void *drop_main(void *arg)
     if (pos < 0)
         return NULL;
     /* the last reads of the index end before its tree goes */
-    while (atomic_load(&t->ix_readers[pos]) > 0 && !atomic_load(&t->ix_job_stop)) {
+    while (atomic_load(&t->ix_readers[pos][0]) + atomic_load(&t->ix_readers[pos][1]) > 0 &&
+           !atomic_load(&t->ix_job_stop)) {
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
     }
@@ -475,9 +456,12 @@ kura_status kura_index_stats_get(kura_db *db, const char *table_name, const char
     idx_rt_stats st = {0};
     if (t->ix_rt)
         idx_rt_stats_get(t->ix_rt, (uint32_t)i, &st);
+    kmutex_lock(&db->tables_mu);
+    bool rebuilding = t->ix_rebuilding && t->ix_rebuild_pos == (uint32_t)i;
+    kmutex_unlock(&db->tables_mu);
     table_release(t);
-    *stats_out = (kura_index_stats){st.lag_writes, st.lag_ms, st.applied, st.checkpoints,
-                                    st.queue_bytes, st.error};
+    *stats_out = (kura_index_stats){st.lag_writes,  st.lag_ms, st.applied, st.checkpoints,
+                                    st.queue_bytes, st.error,  rebuilding};
     return KURA_OK;
 }
 

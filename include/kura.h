@@ -304,6 +304,10 @@ typedef struct kura_stats {
     uint64_t readonly_partitions;
     uint64_t table_index_bytes; /* SSTable indexes and filters in memory (live tables) */
     uint64_t table_unloads;     /* since open: indexes and filters freed by kura_release_memory */
+    /* Secondary indexes kura_open rebuilt from their tables because a kura from before
+     * recovery replayed by sequence had last written them (kura_rebuild_index; docs/format/
+     * catalog.md, flag bit 4): such an index may hold stale or lack entries after a crash. */
+    uint64_t indexes_rebuilt_at_open;
 } kura_stats;
 void kura_get_stats(kura_db *db, kura_stats *stats_out);
 
@@ -549,9 +553,34 @@ typedef struct kura_index_stats {
     uint64_t checkpoints; /* durable checkpoints since then */
     uint64_t queue_bytes; /* the table's GSI backlog */
     kura_status error;    /* KURA_OK, or what stopped the applier (reopen to recover) */
+    bool rebuilding;      /* kura_rebuild_index is rebuilding it */
 } kura_index_stats;
 kura_status kura_index_stats_get(kura_db *db, const char *table_name, const char *index_name,
                                  kura_index_stats *stats_out);
+
+/*
+ * Rebuilds the secondary index `index_name` (LSI or GSI) of `table_name` from the table's
+ * items: afterwards it holds exactly the entries of the items (an index damaged by a crash
+ * recovered by an older kura, docs/architecture.md "Rebuilding an index", is repaired). Online:
+ * reads and writes of the table go on, and the index stays ACTIVE and readable from its
+ * current contents until the rebuilt copy, made under new trees, replaces it in one durable
+ * step; the old trees are then dropped. Writes to the table cost more meanwhile (each index
+ * change is made twice); an LSI's writers wait for the replacement itself (every item lock of
+ * the table is held for one definition write and the end of the LSI reads in flight).
+ *
+ * Blocks the calling thread until the rebuilt index has replaced the old one (one scan of the
+ * table, the index's writes and a flush). A crash or a failure before that leaves the old
+ * index untouched (the new trees are dropped, at the latest by the next open); call it again.
+ * Thread safety: any thread; one rebuild per table at a time. kura_close stops a rebuild
+ * running (it returns KURA_E_CLOSED) and waits for it. Strings are borrowed for the call.
+ *
+ * Errors: KURA_E_RESOURCE_NOT_FOUND (no such table, or no such index of it),
+ * KURA_E_RESOURCE_IN_USE (the index is being created or deleted by UpdateTable, or an index
+ * of the table is being rebuilt), KURA_E_CLOSED (the table was deleted meanwhile, or the
+ * database is closing), storage errors (KURA_E_IO, KURA_E_NOSPC, KURA_E_READONLY,
+ * KURA_E_CORRUPTION naming the file, KURA_E_NOMEM).
+ */
+kura_status kura_rebuild_index(kura_db *db, const char *table_name, const char *index_name);
 
 /* A table's change stream (DynamoDB Streams): what each record carries besides the item's key
  * attributes. */

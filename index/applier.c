@@ -51,10 +51,7 @@ kura_status rt_enqueue(idx_runtime *rt, uint32_t b, const uint8_t *rep, size_t l
 static kura_status apply_rec(idx_runtime *rt, const rt_rec *r)
 {
     kura_status s = rt_apply_batch(rt, r->b, r->rep, r->len, IDX_GLOBAL);
-    for (uint32_t i = 0; i < rt->nix && s == KURA_OK; i++)
-        if (rt->ix[i].def->kind == IDX_GLOBAL)
-            s = rt_maybe_checkpoint(rt, &rt->ix[i], false);
-    return s;
+    return s == KURA_OK ? rt_checkpoint_kind(rt, IDX_GLOBAL) : s;
 }
 
 static void *applier_main(void *arg)

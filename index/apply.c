@@ -10,6 +10,10 @@
  * has applied; it is recorded in every partition's manifest with the flush of the memtables
  * that hold those entries, and the base WAL segments below the smallest durable checkpoint
  * of every index are released.
+ *
+ * An index being rebuilt has a shadow (shadow.c): every change applied to the index after the
+ * shadow's s0 is applied to the shadow too, in the same step under the same lock, so the two
+ * never differ by a batch when the shadow is swapped in.
  */
 #include "index/runtime_int.h"
 
@@ -57,7 +61,10 @@ static kura_status put_entry(void *arg, idx_change_kind kind, const uint8_t *key
         return s;
     lsm_rep_set_seq(c->scratch.rep.data, c->seq);
     uint32_t part = x->nparts == 1 ? 0 : kura_hash_bucket(dec_fixed64_be(key), x->nparts);
-    return lsm_apply(x->parts[part], c->scratch.rep.data, c->scratch.rep.len);
+    s = lsm_apply(x->parts[part], c->scratch.rep.data, c->scratch.rep.len);
+    if (s == KURA_OK && lsm_mem_full(x->parts[part]))
+        __atomic_store_n(&x->full, true, __ATOMIC_RELAXED);
+    return s;
 }
 
 static bool wants(const apply_ctx *c, const rt_index *x)
@@ -72,6 +79,14 @@ static bool wants(const apply_ctx *c, const rt_index *x)
      * applied itself: a WAL holds a transaction's piece before records of lower sequences
      * (the piece is appended before its range is allocated). */
     return x->replay_from && x->replay_from[c->b] < c->pending.seq;
+}
+
+/* Whether the change goes to x's shadow too: x has it (a hook or the applier, never the replay
+ * at open, which runs before any rebuild) and the change is not in the shadow's snapshot. */
+static rt_index *wants_shadow(const apply_ctx *c, const rt_index *x)
+{
+    rt_index *sh = c->kind != RT_REPLAY ? rt_shadow_of(x) : NULL;
+    return sh && !(sh->building && c->pending.seq <= sh->s0) ? sh : NULL;
 }
 
 /* Applies one change to every index it concerns. */
@@ -94,10 +109,13 @@ static kura_status apply_change(apply_ctx *c)
         rt_index *x = &rt->ix[i];
         if (!wants(c, x))
             continue;
-        c->x = x;
-        s = idx_changes(x->def, &rt->ks, idx_indexable(x->def, ch->old_enc ? &old : NULL),
-                        idx_indexable(x->def, ch->new_enc ? &neu : NULL),
-                        put_entry, c, NULL);
+        rt_index *sh = wants_shadow(c, x);
+        for (rt_index *to = x; to && s == KURA_OK; to = to == x ? sh : NULL) {
+            c->x = to;
+            s = idx_changes(x->def, &rt->ks, idx_indexable(x->def, ch->old_enc ? &old : NULL),
+                            idx_indexable(x->def, ch->new_enc ? &neu : NULL), put_entry, c,
+                            NULL);
+        }
     }
     val_clear(&old);
     val_clear(&neu);
@@ -153,13 +171,16 @@ kura_status rt_apply_batch(idx_runtime *rt, uint32_t b, const uint8_t *rep, size
         bool mine = x->removed ? false
                     : kind != RT_REPLAY ? (int)x->def->kind == kind
                                         : x->replay_from && x->replay_from[b] < last;
-        if (!mine || (x->building && last <= x->s0))
-            continue;
-        /* live, batches come in sequence order (the commit hook's slots); replayed, in WAL
-         * order, which is not: applied[b] only grows */
-        if (__atomic_load_n(&x->applied[b], __ATOMIC_ACQUIRE) < last)
-            __atomic_store_n(&x->applied[b], last, __ATOMIC_RELEASE);
-        __atomic_add_fetch(&x->since_switch, len, __ATOMIC_RELAXED);
+        rt_index *sh = mine && kind != RT_REPLAY ? rt_shadow_of(x) : NULL;
+        for (rt_index *to = mine ? x : NULL; to; to = to == x ? sh : NULL) {
+            if (to->building && last <= to->s0)
+                continue;
+            /* live, batches come in sequence order (the commit hook's slots); replayed, in
+             * WAL order, which is not: applied[b] only grows */
+            if (__atomic_load_n(&to->applied[b], __ATOMIC_ACQUIRE) < last)
+                __atomic_store_n(&to->applied[b], last, __ATOMIC_RELEASE);
+            __atomic_add_fetch(&to->since_switch, len, __ATOMIC_RELAXED);
+        }
     }
     pthread_rwlock_unlock(&rt->lock);
     lsm_batch_free(&c.scratch);
@@ -217,26 +238,33 @@ void rt_release_wals(idx_runtime *rt)
     for (uint32_t b = 0; b < rt->nbase; b++)
         min[b] = UINT64_MAX;
     pthread_rwlock_rdlock(&rt->lock); /* the set of indexes */
-    for (uint32_t i = 0; i < rt->nix; i++) {
-        if (rt->ix[i].building || rt->ix[i].removed)
-            continue; /* rebuilt from scratch after a restart / gone */
-        if (rt_durable(rt, &rt->ix[i], d) != KURA_OK) {
-            pthread_rwlock_unlock(&rt->lock);
-            free(min);
-            free(d);
-            return;
+    bool ok = true;
+    for (uint32_t i = 0; i < rt->nix && ok; i++) {
+        /* a built shadow counts: it is named by the definition once swapped in */
+        rt_index *sh = rt_shadow_of(&rt->ix[i]);
+        for (rt_index *x = &rt->ix[i]; x && ok; x = x == &rt->ix[i] ? sh : NULL) {
+            if (x->building || x->removed)
+                continue; /* rebuilt from scratch after a restart / gone */
+            ok = rt_durable(rt, x, d) == KURA_OK;
+            for (uint32_t b = 0; ok && b < rt->nbase; b++)
+                if (d[b] < min[b])
+                    min[b] = d[b];
         }
-        for (uint32_t b = 0; b < rt->nbase; b++)
-            if (d[b] < min[b])
-                min[b] = d[b];
     }
     pthread_rwlock_unlock(&rt->lock);
+    if (!ok) {
+        free(min);
+        free(d);
+        return;
+    }
     for (uint32_t b = 0; b < rt->nbase; b++)
         lsm_set_wal_retain(rt->base[b], min[b] == UINT64_MAX ? 0 : min[b]);
     free(min);
     free(d);
 }
 
+/* Under the lock (x's partitions are only read there: a rebuild drops the trees it swapped
+ * out once no lock holder can see them). */
 static bool any_full(const rt_index *x)
 {
     for (uint32_t p = 0; p < x->nparts; p++)
@@ -247,15 +275,16 @@ static bool any_full(const rt_index *x)
 
 kura_status rt_maybe_checkpoint(idx_runtime *rt, rt_index *x, bool force)
 {
-    if (x->removed)
-        return KURA_OK;
-    if (!force && !any_full(x) &&
+    if (!force && !__atomic_load_n(&x->full, __ATOMIC_RELAXED) &&
         __atomic_load_n(&x->since_switch, __ATOMIC_RELAXED) < rt->switch_bytes)
         return KURA_OK;
     pthread_rwlock_wrlock(&rt->lock);
     kura_status s = KURA_OK;
-    /* someone else may have just done it; or the index was removed meanwhile */
+    /* someone else may have just done it; or the index was removed meanwhile (no more
+     * checks of it: its trees may be dropped) */
     if (x->removed) {
+        __atomic_store_n(&x->full, false, __ATOMIC_RELAXED);
+        __atomic_store_n(&x->since_switch, 0, __ATOMIC_RELAXED);
     } else if (force || any_full(x) ||
         __atomic_load_n(&x->since_switch, __ATOMIC_RELAXED) >= rt->switch_bytes) {
         /* relaxed durability: what the memtables hold must not outlive the base writes it
@@ -270,12 +299,31 @@ kura_status rt_maybe_checkpoint(idx_runtime *rt, rt_index *x, bool force)
         kbuf_free(&meta);
         if (s == KURA_OK) {
             __atomic_store_n(&x->since_switch, 0, __ATOMIC_RELAXED);
+            __atomic_store_n(&x->full, false, __ATOMIC_RELAXED);
             __atomic_add_fetch(&x->checkpoints, 1, __ATOMIC_RELAXED);
         }
+    } else { /* a hint set after the switch that emptied them: the next full insert sets it */
+        __atomic_store_n(&x->full, false, __ATOMIC_RELAXED);
     }
     pthread_rwlock_unlock(&rt->lock);
     /* the previous checkpoint's flushes have finished (a switch waits for them) */
     if (s == KURA_OK)
         rt_release_wals(rt);
+    return s;
+}
+
+kura_status rt_checkpoint_kind(idx_runtime *rt, idx_kind kind)
+{
+    kura_status s = KURA_OK;
+    uint32_t n = __atomic_load_n(&rt->nix, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n && s == KURA_OK; i++) {
+        rt_index *x = &rt->ix[i];
+        if (x->def->kind != kind || __atomic_load_n(&x->removed, __ATOMIC_RELAXED))
+            continue;
+        s = rt_maybe_checkpoint(rt, x, false);
+        rt_index *sh = __atomic_load_n(&x->shadow, __ATOMIC_ACQUIRE);
+        if (s == KURA_OK && sh) /* a detached one: checked under the lock, skipped there */
+            s = rt_maybe_checkpoint(rt, sh, false);
+    }
     return s;
 }

@@ -27,9 +27,8 @@ static kura_status rt_hook(void *arg, lsm_tree *t, const uint8_t *rep, size_t le
     kura_status s = KURA_OK;
     if (rt->has_lsi) {
         s = rt_apply_batch(rt, bc->b, rep, len, IDX_LOCAL);
-        for (uint32_t i = 0; i < rt->nix && s == KURA_OK; i++)
-            if (rt->ix[i].def->kind == IDX_LOCAL)
-                s = rt_maybe_checkpoint(rt, &rt->ix[i], false);
+        if (s == KURA_OK)
+            s = rt_checkpoint_kind(rt, IDX_LOCAL);
     }
     if (s == KURA_OK && __atomic_load_n(&rt->has_gsi, __ATOMIC_SEQ_CST))
         s = rt_enqueue(rt, bc->b, rep, len);
@@ -43,6 +42,9 @@ static void rt_free(idx_runtime *rt)
     for (uint32_t i = 0; rt->ix && i < RT_MAX_INDEXES; i++) {
         free(rt->ix[i].applied);
         free(rt->ix[i].replay_from);
+        if (rt->ix[i].shadow)
+            free(rt->ix[i].shadow->applied);
+        free(rt->ix[i].shadow);
     }
     free(rt->ix);
     free(rt->bctx);
@@ -238,10 +240,9 @@ kura_status idx_rt_add(idx_runtime *rt, const idx_rt_index *ix, uint32_t *pos_ou
     return KURA_OK;
 }
 
-kura_status idx_rt_backfill_put(idx_runtime *rt, uint32_t pos, uint64_t s0, const uint8_t *key,
-                                size_t klen, const uint8_t *value, size_t vlen)
+kura_status rt_put_at(idx_runtime *rt, rt_index *x, uint64_t s0, const uint8_t *key, size_t klen,
+                      const uint8_t *value, size_t vlen)
 {
-    rt_index *x = &rt->ix[pos];
     lsm_batch b;
     lsm_batch_init(&b);
     kura_status s = lsm_batch_put(&b, key, klen, value, vlen);
@@ -249,6 +250,8 @@ kura_status idx_rt_backfill_put(idx_runtime *rt, uint32_t pos, uint64_t s0, cons
         lsm_rep_set_seq(b.rep.data, s0);
         uint32_t part = x->nparts == 1 ? 0 : kura_hash_bucket(dec_fixed64_be(key), x->nparts);
         s = lsm_apply(x->parts[part], b.rep.data, b.rep.len);
+        if (s == KURA_OK && lsm_mem_full(x->parts[part]))
+            __atomic_store_n(&x->full, true, __ATOMIC_RELAXED);
     }
     lsm_batch_free(&b);
     if (s == KURA_OK)
@@ -256,27 +259,43 @@ kura_status idx_rt_backfill_put(idx_runtime *rt, uint32_t pos, uint64_t s0, cons
     return s;
 }
 
-kura_status idx_rt_built(idx_runtime *rt, uint32_t pos, uint64_t s0)
+kura_status idx_rt_backfill_put(idx_runtime *rt, uint32_t pos, uint64_t s0, const uint8_t *key,
+                                size_t klen, const uint8_t *value, size_t vlen)
 {
-    rt_index *x = &rt->ix[pos];
+    return rt_put_at(rt, &rt->ix[pos], s0, key, klen, value, vlen);
+}
+
+kura_status rt_built(idx_runtime *rt, rt_index *x, uint64_t s0)
+{
     pthread_rwlock_wrlock(&rt->lock);
     /* the snapshot holds every batch up to s0; later ones were applied in order */
     for (uint32_t b = 0; b < rt->nbase; b++)
         if (__atomic_load_n(&x->applied[b], __ATOMIC_ACQUIRE) < s0)
             __atomic_store_n(&x->applied[b], s0, __ATOMIC_RELEASE);
+    /* Counted for WAL retention before the checkpoint below is durable: until then its
+     * durable checkpoint is an older one (none: 0), which keeps every segment it needs. Set
+     * after the checkpoint, another index's checkpoint could release segments in between
+     * that a recovery of this one from its first checkpoint still needs. */
+    x->building = false;
     pthread_rwlock_unlock(&rt->lock);
     kura_status s = rt_maybe_checkpoint(rt, x, true);
     for (uint32_t p = 0; p < x->nparts && s == KURA_OK; p++)
         s = lsm_wait_flushed(x->parts[p]);
-    if (s == KURA_OK) {
+    if (s != KURA_OK) {
         pthread_rwlock_wrlock(&rt->lock);
-        x->building = false;
+        x->building = true; /* built again from scratch: it must not hold the WAL */
         pthread_rwlock_unlock(&rt->lock);
-        for (uint32_t p = 0; p < x->nparts; p++)
-            lsm_keep_tombstones(x->parts[p], false);
-        rt_release_wals(rt);
+        return s;
     }
-    return s;
+    for (uint32_t p = 0; p < x->nparts; p++)
+        lsm_keep_tombstones(x->parts[p], false);
+    rt_release_wals(rt);
+    return KURA_OK;
+}
+
+kura_status idx_rt_built(idx_runtime *rt, uint32_t pos, uint64_t s0)
+{
+    return rt_built(rt, &rt->ix[pos], s0);
 }
 
 void idx_rt_remove(idx_runtime *rt, uint32_t pos)

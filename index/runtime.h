@@ -104,6 +104,28 @@ void idx_rt_remove(idx_runtime *rt, uint32_t pos);
 uint64_t idx_rt_seq_now(idx_runtime *rt);
 uint64_t idx_rt_s0(idx_runtime *rt, uint32_t pos);
 
+/* ---- Rebuilding an index under new trees (shadow.c) ---------------------------------------
+ *
+ * A rebuild makes a copy of index `pos` from the table's items while the index stays in use:
+ * idx_rt_shadow_begin attaches the new trees as the index's shadow, which from then on is
+ * applied every change the index is applied (in the same step: the LSI's commit hook, the
+ * GSI applier) for batches allocated after the sequence *s0_out, as a GSI being added is. The
+ * caller backfills it from a snapshot at s0 (idx_rt_shadow_put, as idx_rt_backfill_put), then
+ * idx_rt_shadow_built records its first durable checkpoint (from then on the shadow's needs
+ * hold the base WALs too), and idx_rt_shadow_swap makes the new trees the index's: from the
+ * swap on nothing is written to the old trees, which the caller may drop once no reader
+ * uses them. idx_rt_shadow_abort detaches a shadow instead (the caller drops its trees).
+ * One shadow per index at a time; `parts` is borrowed and must outlive the runtime or the
+ * abort. Errors of begin: KURA_E_INVALID (no such position, an index being built or
+ * removed), KURA_E_RESOURCE_IN_USE (a shadow is attached), KURA_E_NOMEM. */
+kura_status idx_rt_shadow_begin(idx_runtime *rt, uint32_t pos, lsm_tree **parts, uint32_t nparts,
+                                uint64_t *s0_out);
+kura_status idx_rt_shadow_put(idx_runtime *rt, uint32_t pos, uint64_t s0, const uint8_t *key,
+                              size_t klen, const uint8_t *value, size_t vlen);
+kura_status idx_rt_shadow_built(idx_runtime *rt, uint32_t pos, uint64_t s0);
+void idx_rt_shadow_swap(idx_runtime *rt, uint32_t pos);
+void idx_rt_shadow_abort(idx_runtime *rt, uint32_t pos);
+
 /* Stops (true) or resumes (false) the GSI applier: tests of lag, retention and
  * back-pressure. */
 void idx_rt_pause(idx_runtime *rt, bool paused);

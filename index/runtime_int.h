@@ -1,6 +1,7 @@
 /*
  * runtime_int.h - what runtime.c (open, close, checkpoints), apply.c (base batches turned
- * into index entries) and applier.c (the GSI queue and its thread) share.
+ * into index entries), applier.c (the GSI queue and its thread) and shadow.c (an index's
+ * rebuild under new trees) share.
  */
 #ifndef KURA_INDEX_RUNTIME_INT_H
 #define KURA_INDEX_RUNTIME_INT_H
@@ -21,12 +22,28 @@ typedef struct rt_index {
                              * in sequence order: "Recovery" in docs/architecture.md) */
     uint64_t since_switch;  /* atomic: base bytes applied since the last checkpoint */
     uint64_t checkpoints;   /* atomic */
+    bool full;              /* atomic: an insert found a memtable full (the next check of
+                             * rt_maybe_checkpoint switches them; it reads no partition
+                             * before it holds the lock, so trees may be dropped) */
     /* A GSI being backfilled (idx_rt_add): it applies every batch but recovery and WAL
      * retention ignore it (a restart builds it again); removed: idx_rt_remove. Both change
      * under the lock held exclusively. */
     bool building, removed;
     uint64_t s0; /* building: batches up to here are the backfill's */
+    /* A rebuild's shadow (idx_rt_shadow_begin, shadow.c): the same index under new trees,
+     * applied every change this one is applied after the shadow's s0, and swapped in when
+     * built. Allocated by the first rebuild and kept until the runtime is freed (detached:
+     * `removed`), so a thread that loaded the pointer never finds it freed. Set under the
+     * lock held exclusively; loaded with acquire where the lock is not held. */
+    struct rt_index *shadow;
 } rt_index;
+
+/* The attached shadow of x, or NULL. The lock held (shared or exclusively). */
+static inline rt_index *rt_shadow_of(const rt_index *x)
+{
+    rt_index *sh = x->shadow;
+    return sh && !sh->removed ? sh : NULL;
+}
 
 /* Indexes a runtime can hold: a table's LSIs and GSIs. */
 enum { RT_MAX_INDEXES = IDX_MAX_LSI + IDX_MAX_GSI };
@@ -87,6 +104,16 @@ kura_status rt_apply_batch(idx_runtime *rt, uint32_t b, const uint8_t *rep, size
 /* Records a checkpoint of index x if its memtables are full or it applied switch_bytes
  * since the last one (force: always). Takes the lock exclusively. */
 kura_status rt_maybe_checkpoint(idx_runtime *rt, rt_index *x, bool force);
+/* rt_maybe_checkpoint(force false) for every index of `kind` and its attached shadow: after
+ * a batch was applied to them (the commit hook, the GSI applier). */
+kura_status rt_checkpoint_kind(idx_runtime *rt, idx_kind kind);
+/* Inserts the entry (key, value) into x at sequence s0 (a backfill's put). */
+kura_status rt_put_at(idx_runtime *rt, rt_index *x, uint64_t s0, const uint8_t *key, size_t klen,
+                      const uint8_t *value, size_t vlen);
+/* x's backfill from the snapshot at s0 is complete: x counts for WAL retention from now on
+ * (before its first durable checkpoint, which therefore releases nothing it needs), then that
+ * checkpoint is recorded and made durable. On failure x is building again. */
+kura_status rt_built(idx_runtime *rt, rt_index *x, uint64_t s0);
 /* The durable checkpoint of x into out[nbase]: per base partition the smallest sequence its
  * partitions recorded (0 where one recorded none). */
 kura_status rt_durable(idx_runtime *rt, const rt_index *x, uint64_t *out);

@@ -4,6 +4,7 @@
  *
  *   GET  /kura/indexes[?TableName=T[&IndexName=I]]   every index's lag (index_admin.h)
  *   POST /kura/index-wait  {"TableName","IndexName"?,"TimeoutMillis"?}   wait, then {}
+ *   POST /kura/rebuild-index  {"TableName","IndexName"}   rebuild the index, then {}
  *
  * Why a path and no X-Amz-Target: an AWS SDK sends every DynamoDB operation as POST with
  * X-Amz-Target DynamoDB_20120810.<Operation> to the endpoint's path ("/"), so a request to
@@ -20,6 +21,9 @@
  * A wait runs on the serving thread, which serves its other connections only after it: the
  * extension is for tests and tools, which wait for milliseconds, and a serving thread never
  * waits on anything that needs a serving thread (an index's applier is a thread of its own).
+ * A rebuild too runs on the serving thread and answers once the rebuilt index has replaced
+ * the old one (a scan of the table: seconds for a large one); the other serving threads go on,
+ * and GET /kura/indexes shows "Rebuilding": true meanwhile. A shutdown waits for it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,10 +67,15 @@ enum MHD_Result srv_ext_answer(kura_db *db, struct MHD_Connection *conn, const c
             return refuse(conn, MHD_HTTP_BAD_REQUEST, method, url, "this extension takes POST",
                           reqid, close);
         ixadm_wait_json(db, body, len, &rep);
+    } else if (strcmp(url, "/kura/rebuild-index") == 0) {
+        if (!post)
+            return refuse(conn, MHD_HTTP_BAD_REQUEST, method, url, "this extension takes POST",
+                          reqid, close);
+        ixadm_rebuild_json(db, body, len, &rep);
     } else {
         return refuse(conn, MHD_HTTP_NOT_FOUND, method, url,
-                      "no such kura extension (there are GET /kura/indexes and "
-                      "POST /kura/index-wait)",
+                      "no such kura extension (there are GET /kura/indexes, "
+                      "POST /kura/index-wait and POST /kura/rebuild-index)",
                       reqid, close);
     }
     if (rep.status >= 500) srv_log_error(reqid, url, rep.type, rep.message);

@@ -1,8 +1,8 @@
 /*
  * index_admin.c - This file contains kura's secondary-index extension (index_admin.h): the
  * JSON of every index's lag (kura_list_tables, kura_describe_table, kura_index_stats_get),
- * waits for indexes to catch up (kura_index_wait) and the --gsi-read-wait peek at a Query or
- * Scan body. kura-server and the `kura` CLI both build their bodies here, so the two print
+ * waits for indexes to catch up (kura_index_wait), rebuilds (kura_rebuild_index) and the
+ * --gsi-read-wait peek at a Query or Scan body. kura-server and the `kura` CLI both build their bodies here, so the two print
  * the same thing.
  *
  * Request bodies are parsed with api/'s JSON documents (jdoc.h), the parser kura_execute()
@@ -114,6 +114,8 @@ static kura_status fail_status(ixadm_reply *out, kura_status s)
         return fail(out, s, 400, "ResourceNotFoundException", "%s", msg);
     case KURA_E_INVALID:
         return fail(out, s, 400, "ValidationException", "%s", msg);
+    case KURA_E_RESOURCE_IN_USE:
+        return fail(out, s, 400, "ResourceInUseException", "%s", msg);
     case KURA_E_BUSY:
         return fail(out, s, 503, TIMEOUT_TYPE, "%s", msg);
     default:
@@ -149,7 +151,7 @@ static kura_status put_index(kbuf *b, kura_db *db, const char *table,
               put_member_u64(b, "Checkpoints", st.checkpoints) &&
               put_member_u64(b, "QueueBytes", st.queue_bytes) && put(b, ",\"Error\":") &&
               (st.error == KURA_OK ? put(b, "null") : put_str(b, kura_status_str(st.error))) &&
-              put(b, "}");
+              put(b, st.rebuilding ? ",\"Rebuilding\":true}" : ",\"Rebuilding\":false}");
     if (!ok) return KURA_E_NOMEM;
     *wrote_out = true;
     return KURA_OK;
@@ -297,6 +299,20 @@ kura_status ixadm_wait(kura_db *db, const char *table, const char *index, uint64
     return nomem(out);
 }
 
+/* ---- rebuilds ----------------------------------------------------------------------------- */
+
+kura_status ixadm_rebuild(kura_db *db, const char *table, const char *index, ixadm_reply *out)
+{
+    kura_status s = !table || !index
+                        ? kura_err(KURA_E_INVALID, "TableName and IndexName are required")
+                        : kura_rebuild_index(db, table, index);
+    if (s != KURA_OK) return fail_status(out, s);
+    kbuf b = KBUF_INIT;
+    if (put(&b, "{}") && finish(&b, 200, NULL, out) == KURA_OK) return KURA_OK;
+    kbuf_free(&b);
+    return nomem(out);
+}
+
 /* ---- request bodies ---------------------------------------------------------------------- */
 
 typedef struct wait_req {
@@ -365,6 +381,20 @@ kura_status ixadm_wait_json(kura_db *db, const char *json, size_t len, ixadm_rep
     if (s == KURA_OK && !r.table)
         s = fail(out, KURA_E_INVALID, 400, "ValidationException", "TableName is required");
     if (s == KURA_OK) s = ixadm_wait(db, r.table, r.index, r.timeout_ms, out);
+    jd_doc_free(doc);
+    return s;
+}
+
+kura_status ixadm_rebuild_json(kura_db *db, const char *json, size_t len, ixadm_reply *out)
+{
+    jd_doc *doc = jd_doc_new();
+    if (!doc) return nomem(out);
+    wait_req r;
+    kura_status s = parse_req(doc, json, len, false, &r, out);
+    if (s == KURA_OK && (!r.table || !r.index))
+        s = fail(out, KURA_E_INVALID, 400, "ValidationException",
+                 "TableName and IndexName are required");
+    if (s == KURA_OK) s = ixadm_rebuild(db, r.table, r.index, out);
     jd_doc_free(doc);
     return s;
 }

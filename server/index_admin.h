@@ -1,19 +1,22 @@
 /*
  * index_admin.h - kura's secondary-index extension, outside DynamoDB's API: how far each index
- * is behind its table (kura_index_stats_get) and waiting until one has caught up
- * (kura_index_wait), as JSON bodies. kura-server serves them as `GET /kura/indexes` and
- * `POST /kura/index-wait` (extension.c), the `kura` CLI as `index-stats`, `index-wait` and the
- * pipe pseudo-operations KuraIndexStats and KuraIndexWait (tools/kura.c); both build the same
- * bodies here. docs/server.md, "Extensions", is the contract.
+ * is behind its table (kura_index_stats_get), waiting until one has caught up
+ * (kura_index_wait) and rebuilding one from its table (kura_rebuild_index), as JSON bodies.
+ * kura-server serves them as `GET /kura/indexes`, `POST /kura/index-wait` and
+ * `POST /kura/rebuild-index` (extension.c), the `kura` CLI as `index-stats`, `index-wait`,
+ * `rebuild-index` and the pipe pseudo-operations KuraIndexStats, KuraIndexWait and
+ * KuraRebuildIndex (tools/kura.c); both build the same bodies here. docs/server.md,
+ * "Extensions", is the contract.
  *
  * This file needs nothing of libmicrohttpd: the CLI compiles index_admin.c too.
  *
  * Bodies. Stats:
  *   {"Tables":[{"TableName":"t","Indexes":[{"IndexName":"ByX","Kind":"GSI","Status":"ACTIVE",
  *     "Backfilling":false,"LagWrites":0,"LagMillis":0,"Applied":12,"Checkpoints":1,
- *     "QueueBytes":0,"Error":null}]}]}
+ *     "QueueBytes":0,"Error":null,"Rebuilding":false}]}]}
  * tables in name order, each table's LSIs then its GSIs in definition order; "Error" is null or
- * the applier's failure (kura_status_str). A wait: {} on success. Errors have DynamoDB's shape,
+ * the applier's failure (kura_status_str); "Rebuilding": a rebuild of the index is running. A
+ * wait or a rebuild: {} on success. Errors have DynamoDB's shape,
  * {"__type":"com.amazonaws.dynamodb.v20120810#<Type>","message":"..."}, so one parser reads
  * both APIs' errors.
  *
@@ -70,6 +73,19 @@ kura_status ixadm_wait(kura_db *db, const char *table, const char *index, uint64
 /* ixadm_wait() for a request body {"TableName": S, "IndexName"?: S, "TimeoutMillis"?: N}
  * (TimeoutMillis 0..IXADM_MAX_WAIT_MS, default IXADM_DEFAULT_WAIT_MS). */
 kura_status ixadm_wait_json(kura_db *db, const char *json, size_t len, ixadm_reply *out);
+
+/*
+ * Rebuilds index `index` of `table` from the table's items (kura_rebuild_index: blocks until
+ * the rebuilt index has replaced the old one); then {} (200). Errors, with their bodies as
+ * ixadm_stats(): 400 ValidationException (a name missing), 400 ResourceNotFoundException (no
+ * such table or index), 400 ResourceInUseException (the index is being created or deleted,
+ * or an index of the table is being rebuilt), 500 InternalServerError (storage errors; the
+ * table deleted or the database closing meanwhile).
+ */
+kura_status ixadm_rebuild(kura_db *db, const char *table, const char *index, ixadm_reply *out);
+
+/* ixadm_rebuild() for a request body {"TableName": S, "IndexName": S}. */
+kura_status ixadm_rebuild_json(kura_db *db, const char *json, size_t len, ixadm_reply *out);
 
 /*
  * kura-server's --gsi-read-wait: when `op` is Query or Scan and `json` names a TableName and

@@ -22,6 +22,12 @@
  *       Waits until INDEX (every index of TABLE when INDEX is absent, "" or "-") has applied
  *       every write committed before the call, at most TIMEOUT_MS (default 10000); prints {}.
  *
+ *   kura --data DIR rebuild-index TABLE INDEX
+ *       Rebuilds INDEX (an LSI or a GSI) of TABLE from the table's items (kura_rebuild_index;
+ *       online in a server, here the database is this process's) and prints {} once the
+ *       rebuilt index has replaced the old one. An index damaged by a crash that an earlier
+ *       kura recovered is then whole again (docs/architecture.md, "Rebuilding an index").
+ *
  *   kura --data DIR ttl-sweep
  *       Runs one Time to Live sweep now (kura_ttl_sweep: deletes the expired items of every
  *       table with TTL enabled, which kura-server's sweeper thread does periodically) and
@@ -35,10 +41,11 @@
  *       go on from a record read before (tools/kura_streams.c). ListStreams, DescribeStream,
  *       GetShardIterator and GetRecords are also operations of exec and pipe.
  *
- * index-stats and index-wait also exist as pseudo-operations of exec and pipe, outside DynamoDB's names:
- * KuraIndexWait {"TableName","IndexName"?,"TimeoutMillis"?} (the differential test makes
- * GSIs catch up between its writes and reads with it) and KuraIndexStats
- * {"TableName"?,"IndexName"?}. index-stats and index-wait exit as exec does.
+ * index-stats, index-wait and rebuild-index also exist as pseudo-operations of exec and pipe,
+ * outside DynamoDB's names: KuraIndexWait {"TableName","IndexName"?,"TimeoutMillis"?} (the
+ * differential test makes GSIs catch up between its writes and reads with it), KuraIndexStats
+ * {"TableName"?,"IndexName"?} and KuraRebuildIndex {"TableName","IndexName"}. index-stats,
+ * index-wait and rebuild-index exit as exec does.
  *
  * --partitions sets the hash partitions of tables created without KuraPartitions;
  * --relaxed syncs the WAL periodically instead of on every write (KURA_RELAXED).
@@ -63,6 +70,7 @@ static void usage(void)
             "       kura --data DIR [--partitions N] [--relaxed] pipe\n"
             "       kura --data DIR index-stats [TABLE [INDEX]]\n"
             "       kura --data DIR index-wait TABLE [INDEX|-] [TIMEOUT_MS]\n"
+            "       kura --data DIR rebuild-index TABLE INDEX\n"
             "       kura --data DIR ttl-sweep\n"
             "       kura --data DIR streams list [TABLE]\n"
             "       kura --data DIR streams read TABLE|STREAM_ARN [--shard SHARD_ID\n"
@@ -70,8 +78,10 @@ static void usage(void)
             "exec reads the request (DynamoDB JSON) from stdin; pipe reads lines\n"
             "\"<Operation> <json>\" and answers \"<0|1> <json>\" per line. Besides DynamoDB's\n"
             "operations both take KuraIndexWait {\"TableName\",\"IndexName\"?,\"TimeoutMillis\"?}\n"
-            "(wait until the table's indexes have applied every earlier write) and\n"
-            "KuraIndexStats {\"TableName\"?,\"IndexName\"?} (every index's lag).\n"
+            "(wait until the table's indexes have applied every earlier write),\n"
+            "KuraIndexStats {\"TableName\"?,\"IndexName\"?} (every index's lag) and\n"
+            "KuraRebuildIndex {\"TableName\",\"IndexName\"} (as rebuild-index: rebuild the index\n"
+            "from its table's items; {} once the rebuilt index has replaced it).\n"
             "streams list prints the change streams (of TABLE) as JSON lines; streams read\n"
             "prints every record kept of a stream (a table's latest), GetRecords' records as\n"
             "JSON lines, shard by shard; --shard reads one shard, --after only its records\n"
@@ -134,6 +144,8 @@ static int run_one(kura_db *db, const char *op, const char *body, size_t len, an
         return ext_result(ixadm_wait_json(db, body, len, &rep), &rep, a);
     if (strcmp(op, "KuraIndexStats") == 0)
         return ext_result(ixadm_stats_json(db, body, len, &rep), &rep, a);
+    if (strcmp(op, "KuraRebuildIndex") == 0)
+        return ext_result(ixadm_rebuild_json(db, body, len, &rep), &rep, a);
     size_t out_len;
     a->ext = false;
     kura_status s = kura_execute(db, op, body, len, &a->out, &out_len);
@@ -177,6 +189,14 @@ static int cmd_index_wait(kura_db *db, const char *table, const char *index, uin
     answer a;
     if (index && (!*index || strcmp(index, "-") == 0)) index = NULL;
     int rc = ext_result(ixadm_wait(db, table, index, timeout_ms, &rep), &rep, &a);
+    return print_answer(rc, &a);
+}
+
+static int cmd_rebuild_index(kura_db *db, const char *table, const char *index)
+{
+    ixadm_reply rep;
+    answer a;
+    int rc = ext_result(ixadm_rebuild(db, table, index, &rep), &rep, &a);
     return print_answer(rc, &a);
 }
 
@@ -249,10 +269,11 @@ int main(int argc, char **argv)
     bool stats = nargs <= 2 && strcmp(cmd, "index-stats") == 0;
     bool wait = nargs >= 1 && nargs <= 3 && strcmp(cmd, "index-wait") == 0;
     bool sweep = nargs == 0 && strcmp(cmd, "ttl-sweep") == 0;
+    bool rebuild = nargs == 2 && strcmp(cmd, "rebuild-index") == 0;
     bool streams = strcmp(cmd, "streams") == 0;
     kura_streams_args sargs;
     if (streams && kura_streams_parse(nargs, argv + i + 1, &sargs) != 0) usage();
-    if (!dir || (!exec && !pipe && !stats && !wait && !sweep && !streams)) usage();
+    if (!dir || (!exec && !pipe && !stats && !wait && !sweep && !streams && !rebuild)) usage();
     uint64_t timeout_ms = IXADM_DEFAULT_WAIT_MS;
     if (wait && nargs == 3) {
         char *end;
@@ -274,6 +295,7 @@ int main(int argc, char **argv)
     int rc = exec      ? cmd_exec(db, argv[i + 1])
              : pipe    ? cmd_pipe(db)
              : sweep   ? cmd_ttl_sweep(db)
+             : rebuild ? cmd_rebuild_index(db, argv[i + 1], argv[i + 2])
              : streams ? kura_streams_run(db, &sargs)
              : stats   ? cmd_index_stats(db, nargs > 0 ? argv[i + 1] : NULL,
                                          nargs > 1 ? argv[i + 2] : NULL)

@@ -33,7 +33,7 @@ from conftest import (RawResponse, call, check_protocol_headers, make_client, ra
                       scaled, server_binary, unique_name)
 
 STATS_KEYS = {"IndexName", "Kind", "Status", "Backfilling", "LagWrites", "LagMillis", "Applied",
-              "Checkpoints", "QueueBytes", "Error"}
+              "Checkpoints", "QueueBytes", "Error", "Rebuilding"}
 KEY, SECRET = "AKIDKURAIDXADMIN", "index-admin-secret"
 
 

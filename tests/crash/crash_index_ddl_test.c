@@ -29,7 +29,6 @@
  */
 #include "testutil.h"
 
-#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,71 +110,6 @@ static bool settle(kura_db *db, byx_state *st_out, char *why, size_t cap)
     return true;
 }
 
-/* The catalog's index trees of the table (idx-<table id>-*) are exactly the trees of its
- * indexes, and each has its directory. Directories of dropped trees that a crash left behind
- * (kura_tree_drop removes the catalog entry first, then the files, and a power loss undoes an
- * rmdir that no directory sync made durable) are counted in *leftovers_out: no catalog entry
- * names them, so they are never read, but nothing removes them either. */
-static bool trees_match(kura_db *db, const char *dir, uint64_t *leftovers_out, char *why,
-                        size_t cap)
-{
-    kura_table *t;
-    if (table_acquire(db, IXW_TABLE, &t) != KURA_OK)
-        return true; /* no table (the crash came before CreateTable) */
-    char want[32][64], prefix[64];
-    uint32_t nwant = 0;
-    snprintf(prefix, sizeof prefix, "idx-%llu-", (unsigned long long)t->id);
-    for (uint32_t i = 0; i < table_nindexes(t) && nwant < 32; i++) {
-        const idx_def *d = table_index_def(t, i);
-        if (d->status != IDX_DELETED)
-            table_index_tree_name(t, d, want[nwant++], sizeof want[0]);
-    }
-    table_release(t);
-    const char *names[256];
-    size_t ntrees = kura_tree_list(db, names, 256);
-    uint32_t in_catalog = 0;
-    for (size_t i = 0; i < ntrees && i < 256; i++) {
-        if (strncmp(names[i], prefix, strlen(prefix)))
-            continue;
-        bool known = false;
-        for (uint32_t j = 0; j < nwant && !known; j++)
-            known = !strcmp(want[j], names[i]);
-        if (!known) {
-            snprintf(why, cap, "the catalog has tree %s, which belongs to no index of the table",
-                     names[i]);
-            return false;
-        }
-        in_catalog++;
-    }
-    if (in_catalog != nwant) {
-        snprintf(why, cap, "the catalog has %u index trees, the table %u indexes", in_catalog,
-                 nwant);
-        return false;
-    }
-    DIR *dd = opendir(dir);
-    if (!dd)
-        fail_msg("opendir %s", dir);
-    uint32_t found = 0;
-    uint64_t left = 0;
-    struct dirent *e;
-    while ((e = readdir(dd)) != NULL) {
-        if (strncmp(e->d_name, prefix, strlen(prefix)))
-            continue;
-        bool known = false;
-        for (uint32_t i = 0; i < nwant && !known; i++)
-            known = !strcmp(want[i], e->d_name);
-        found += known;
-        left += !known;
-    }
-    closedir(dd);
-    *leftovers_out = left;
-    if (found != nwant) {
-        snprintf(why, cap, "%u of the table's %u index trees have a directory", found, nwant);
-        return false;
-    }
-    return true;
-}
-
 /* Settles, then checks items (committing with `commit`), indexes and trees. */
 /* Directories of dropped index trees on disk at the last check (see trees_match). */
 static uint64_t g_leftovers;
@@ -186,7 +120,7 @@ static bool check_db(kura_db *db, const char *dir, ixw *w, bool commit, byx_stat
     byx_state st = BYX_ABSENT;
     bool ok = settle(db, &st, why, cap) && ixw_check(w, db, commit, why, cap) &&
               ixw_check_indexes(db, WAIT_MS, why, cap) &&
-              trees_match(db, dir, &g_leftovers, why, cap);
+              ixw_check_trees(db, dir, &g_leftovers, why, cap);
     if (ok && st == BYX_ACTIVE) { /* index_check_table checked it: it is in the table */
         kura_index_stats is;
         ok = kura_index_stats_get(db, IXW_TABLE, BYX, &is) == KURA_OK;

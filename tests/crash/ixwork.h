@@ -87,4 +87,14 @@ bool ixw_check(ixw *w, kura_db *db, bool commit, char *why, size_t cap);
  * tests/crash/index_check.h, and that no index reports an error: false with why. */
 bool ixw_check_indexes(kura_db *db, uint64_t wait_ms, char *why, size_t cap);
 
+/* The catalog's index trees of the table (idx-<table id>-*, the database in directory `dir`)
+ * are exactly the trees its index definitions name, and each has its directory: no tree of a
+ * dropped, deleted or half-made index is left, and none that an index names is missing.
+ * Directories of dropped trees that a crash left behind (kura_tree_drop removes the catalog
+ * entry first, then the files, and a power loss undoes an rmdir that no directory sync made
+ * durable) are counted in *leftovers_out: no catalog entry names them, so they are never
+ * read, but nothing removes them either. No table: true. False with why otherwise. */
+bool ixw_check_trees(kura_db *db, const char *dir, uint64_t *leftovers_out, char *why,
+                     size_t cap);
+
 #endif

@@ -2,15 +2,19 @@
  * ixwork_check.c - the checker of the item workload (ixwork.h): every item of the model read
  * back with a consistent GetItem and compared, in canonical JSON, with its base and its
  * pending versions; a Scan counts the table's items, so no item outside the model exists;
- * and the table's indexes recomputed from the items (index_check.h).
+ * the table's indexes recomputed from the items (index_check.h); and its index trees in the
+ * catalog and on disk against its index definitions.
  */
 #include "crash/ixwork_int.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "crash/index_check.h"
+#include "engine/table.h"
+#include "engine/table_index.h"
 
 /* Canonical JSON (attributes in name order, canonical numbers) of a value; malloc'ed. */
 static char *canon_value(const kura_value *v)
@@ -189,6 +193,68 @@ bool ixw_check_indexes(kura_db *db, uint64_t wait_ms, char *why, size_t cap)
                      kura_status_str(s), kura_status_str(st.error));
             return false;
         }
+    }
+    return true;
+}
+
+bool ixw_check_trees(kura_db *db, const char *dir, uint64_t *leftovers_out, char *why,
+                     size_t cap)
+{
+    kura_table *t;
+    if (table_acquire(db, IXW_TABLE, &t) != KURA_OK)
+        return true; /* no table (the crash came before CreateTable) */
+    char want[32][64], prefix[64];
+    uint32_t nwant = 0;
+    snprintf(prefix, sizeof prefix, "idx-%llu-", (unsigned long long)t->id);
+    for (uint32_t i = 0; i < table_nindexes(t) && nwant < 32; i++) {
+        const idx_def *d = table_index_def(t, i);
+        if (d->status != IDX_DELETED)
+            table_index_tree_name(t, d, want[nwant++], sizeof want[0]);
+    }
+    table_release(t);
+    const char *names[256];
+    size_t ntrees = kura_tree_list(db, names, 256);
+    uint32_t in_catalog = 0;
+    for (size_t i = 0; i < ntrees && i < 256; i++) {
+        if (strncmp(names[i], prefix, strlen(prefix)))
+            continue;
+        bool known = false;
+        for (uint32_t j = 0; j < nwant && !known; j++)
+            known = !strcmp(want[j], names[i]);
+        if (!known) {
+            snprintf(why, cap, "the catalog has tree %s, which belongs to no index of the table",
+                     names[i]);
+            return false;
+        }
+        in_catalog++;
+    }
+    if (in_catalog != nwant) {
+        snprintf(why, cap, "the catalog has %u index trees, the table %u indexes", in_catalog,
+                 nwant);
+        return false;
+    }
+    DIR *dd = opendir(dir);
+    if (!dd) {
+        snprintf(why, cap, "opendir %s failed", dir);
+        return false;
+    }
+    uint32_t found = 0;
+    uint64_t left = 0;
+    struct dirent *e;
+    while ((e = readdir(dd)) != NULL) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)))
+            continue;
+        bool known = false;
+        for (uint32_t i = 0; i < nwant && !known; i++)
+            known = !strcmp(want[i], e->d_name);
+        found += known;
+        left += !known;
+    }
+    closedir(dd);
+    *leftovers_out = left;
+    if (found != nwant) {
+        snprintf(why, cap, "%u of the table's %u index trees have a directory", found, nwant);
+        return false;
     }
     return true;
 }
