@@ -2,8 +2,9 @@
  * index_check.c - the index checker of the crash, fault and unit tests: a thin wrapper over
  * the engine's index check (engine/check.c check_indexes, the part of `kura check` that
  * compares every secondary index of a table with its items at one snapshot,
- * engine/table_verify.c), so that the tests and the tool share one implementation. The first
- * problem found becomes the error's message.
+ * engine/table_verify.c), so that the tests and the tool share one implementation; and the
+ * whole check (kura_check) for the tests that run it after every recovery. The first problem
+ * found becomes the error's message.
  */
 #include "index_check.h"
 
@@ -38,5 +39,16 @@ kura_status index_check_table(kura_db *db, const char *table_name, uint64_t wait
                                        "problems)",
                     first.line, (unsigned long long)sum.missing_entries,
                     (unsigned long long)sum.extra_entries, (unsigned long long)sum.stale_entries,
+                    (unsigned long long)sum.problems);
+}
+
+kura_status index_check_all(kura_db *db)
+{
+    ic_first first = {"", false};
+    kura_check_summary sum;
+    kura_status s = kura_check(db, NULL, ic_line, &first, &sum);
+    if (s != KURA_OK || sum.problems == 0)
+        return s;
+    return kura_err(KURA_E_CORRUPTION, "kura_check: %s (%llu problems)", first.line,
                     (unsigned long long)sum.problems);
 }

@@ -14,4 +14,8 @@
  * may run meanwhile. */
 kura_status index_check_table(kura_db *db, const char *table_name, uint64_t wait_ms);
 
+/* The whole integrity check (kura_check: files, every table's indexes, collections, streams):
+ * KURA_OK, or KURA_E_CORRUPTION naming the first problem and their count. */
+kura_status index_check_all(kura_db *db);
+
 #endif
