@@ -138,7 +138,7 @@ static void ve_why_extra(ve_ctx *c, const kura_value *tkey, char *out, size_t ca
     kbuf skey = KBUF_INIT, k = KBUF_INIT;
     kura_value item = {0};
     bool found = false, present = false;
-    snprintf(out, cap, "%s", "");
+    out[0] = '\0'; /* the lookup failed: no reason given */
     if (key_build(&c->t->ks, tkey, KEY_FROM_KEY, &skey) == KURA_OK &&
         table_read(c->t, &c->ro, skey.data, skey.len, &item, &found) == KURA_OK) {
         if (found && idx_indexable(c->d, &item))
