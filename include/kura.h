@@ -561,8 +561,9 @@ typedef enum kura_check_severity {
 } kura_check_severity;
 
 /* Called once per finding with one line of text (no newline; valid during the call only),
- * on the thread that called kura_check, never concurrently with itself, possibly with the
- * database's internal locks held: it must not call kura functions on that database. */
+ * on the thread that called kura_check, never concurrently with itself. It may hold the
+ * check up (printing to a slow pipe) but must not call kura functions on that database:
+ * while kura's own trees (not a table's) are checked, trees cannot be created or dropped. */
 typedef void (*kura_check_fn)(void *arg, kura_check_severity severity, const char *line);
 
 /* What a check read and found. problems counts every problem found, including the missing,

@@ -42,6 +42,10 @@ typedef struct check_ctx {
     size_t nends;
     /* the table being verified: its lines so far */
     uint64_t table_lines;
+    /* lines said while the partition's mutex is held, passed on once it is not: a flag byte
+     * (1: a problem), the line, a NUL; `lost`: some could not be kept (out of memory) */
+    bool deferring, lost;
+    kbuf deferred;
 } check_ctx;
 
 static void say(check_ctx *c, bool problem, const char *fmt, ...)
@@ -55,7 +59,24 @@ static void say(check_ctx *c, bool problem, const char *fmt, ...)
     va_end(ap);
     if (problem)
         c->st->problems++;
-    c->fn(c->arg, problem, line);
+    if (!c->deferring)
+        c->fn(c->arg, problem, line);
+    else if (!kbuf_put_u8(&c->deferred, problem) ||
+             !kbuf_append(&c->deferred, line, strlen(line) + 1))
+        c->lost = true;
+}
+
+/* Passes on the lines said under the partition's mutex. */
+static kura_status say_deferred(check_ctx *c)
+{
+    for (size_t off = 0; off < c->deferred.len;) {
+        const char *line = (const char *)c->deferred.data + off + 1;
+        c->fn(c->arg, c->deferred.data[off] != 0, line);
+        off += 1 + strlen(line) + 1;
+    }
+    kbuf_free(&c->deferred);
+    c->deferring = false;
+    return c->lost ? kura_err(KURA_E_NOMEM, "%s: out of memory", c->t->dir) : KURA_OK;
 }
 
 /* ---- CURRENT, MANIFEST and the live tables ----------------------------------------------- */
@@ -115,6 +136,7 @@ static kura_status check_manifest(check_ctx *c, version **v_out)
     lsm_tree *t = c->t;
     vs_manifest m;
     kmutex_lock(&t->mu);
+    c->deferring = true; /* the caller's callback never runs under the mutex */
     kura_status s = vs_manifest_read(t->sh->io, t->dir, &m);
     if (s == KURA_OK) {
         c->st->manifests++;
@@ -138,7 +160,8 @@ static kura_status check_manifest(check_ctx *c, version **v_out)
     version_ref(*v_out);
     kmutex_unlock(&t->mu);
     vs_manifest_free(&m);
-    return s;
+    kura_status s2 = say_deferred(c);
+    return s == KURA_OK ? s2 : s;
 }
 
 /* ---- SSTables ---------------------------------------------------------------------------- */

@@ -7,6 +7,7 @@
  * tree (missing), entries added (extra: a
  * deleted item's, an old version's beside the current one's), a wrong projection (stale), a
  * bit flipped in an SSTable data block and in a WAL record (file and offset in the line), a
+ * live table's file deleted (the manifest names it), a
  * collection size the cache holds that a write bypassing it made wrong and a collection over
  * the limit, stream positions inside a record or past the WAL's end, and a trimmed shard
  * start (a note, not a problem). Last, checks running beside writer threads on a healthy
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "engine/stream_table.h"
 #include "engine/table_index.h"
@@ -547,6 +549,11 @@ static void test_sstable_bit_flip(void **state)
     expect_line(&l, sst, "block checksum mismatch at offset 0", NULL);
     /* the scan of the table stops at the damaged block: that too is a problem */
     expect_line(&l, "P: table Plain: reading the items", NULL, NULL);
+    lines_free(&l);
+    /* the file deleted behind the open database's back: the manifest still names it */
+    assert_int_equal(unlink(sst), 0);
+    run_check(db, "Plain", &l);
+    expect_line(&l, sst, "named by MANIFEST-", "but missing");
     lines_free(&l);
     assert_kura_ok(kura_close(db));
     free(sst);
