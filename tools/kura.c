@@ -83,7 +83,7 @@ static void usage(void)
             "exec reads the request (DynamoDB JSON) from stdin; pipe reads lines\n"
             "\"<Operation> <json>\" and answers \"<0|1> <json>\" per line. Besides DynamoDB's\n"
             "operations both take KuraIndexWait {\"TableName\",\"IndexName\"?,\"TimeoutMillis\"?}\n"
-            "(wait until the table's indexes have applied every earlier write) and\n"
+            "(wait until the table's indexes have applied every earlier write),\n"
             "KuraIndexStats {\"TableName\"?,\"IndexName\"?} (every index's lag) and\n"
             "KuraCheck {\"TableName\"?} (the integrity check, as JSON).\n"
             "check verifies every file, every index against its table, item collections and\n"
