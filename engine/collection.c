@@ -350,3 +350,59 @@ size_t coll_cache_count(coll_cache *c)
     kmutex_unlock(&c->mu);
     return n;
 }
+
+/* ---- The integrity check (`kura check`, engine/table_verify_items.c) ---------------------- */
+
+kura_status coll_cache_keys(coll_cache *c, kbuf *keys_out, size_t **lens_out, size_t *n_out)
+{
+    kmutex_lock(&c->mu);
+    size_t n = 0;
+    size_t *lens = malloc((c->n ? c->n : 1) * sizeof *lens);
+    bool ok = lens != NULL;
+    for (coll_link *l = c->lru.older; ok && l != &c->lru; l = l->older) {
+        const coll_entry *e = (const coll_entry *)l;
+        if (e->state != COLL_READY || e->stale)
+            continue;
+        ok = kbuf_append(keys_out, e->key, e->klen);
+        lens[n++] = e->klen;
+    }
+    kmutex_unlock(&c->mu);
+    if (!ok) {
+        free(lens);
+        return kura_err(KURA_E_NOMEM, "out of memory");
+    }
+    *lens_out = lens;
+    *n_out = n;
+    return KURA_OK;
+}
+
+kura_status coll_verify(coll_cache *c, const uint8_t *key, size_t klen, coll_fill_fn fill,
+                        void *arg, bool *present_out, uint64_t *cached_out,
+                        uint64_t *measured_out)
+{
+    kmutex_lock(&c->mu);
+    coll_entry *e = coll_find(c, coll_hash(key, klen), key, klen);
+    *present_out = e && e->state == COLL_READY && !e->stale;
+    if (!*present_out) {
+        kmutex_unlock(&c->mu);
+        return KURA_OK;
+    }
+    /* as a fill: new writes of the collection wait, the ones registered finish first */
+    e->state = COLL_FILLING;
+    while (e->inflight > 0)
+        kcond_wait(&c->cv, &c->mu);
+    uint64_t cached = e->size;
+    kmutex_unlock(&c->mu);
+    uint64_t size = 0;
+    kura_status s = fill(arg, &size);
+    kmutex_lock(&c->mu);
+    e->state = COLL_READY;
+    *present_out = !e->stale; /* a write registered meanwhile failed: its size is unknown */
+    if (e->stale)
+        coll_remove(c, e);
+    kcond_broadcast(&c->cv);
+    kmutex_unlock(&c->mu);
+    *cached_out = cached;
+    *measured_out = size;
+    return s;
+}

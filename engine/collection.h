@@ -49,6 +49,7 @@
 #include <stdint.h>
 
 #include "kura.h"
+#include "util/buf.h"
 
 /* Entries per cache, by default (a table's); keys in all entries together at most this. */
 enum { COLL_MAX_ENTRIES = 4096 };
@@ -102,6 +103,17 @@ void coll_cancel(coll_cache *c, coll_ticket *tk);
 /* Ends the registration; `written`: whether the write happened (if not, its delta is taken
  * back). A zeroed ticket is a no-op. */
 void coll_end(coll_cache *c, coll_ticket *tk, bool written);
+
+/* The integrity check. coll_cache_keys appends the keys of the entries whose size is known
+ * now to *keys_out (a caller's buffer) and their lengths to a malloc'ed *lens_out (caller
+ * frees). coll_verify measures the collection `key` with fill() as a fill does (its new
+ * writes wait, the ones registered finish first, so the measure and the cached size count
+ * the same writes) and gives both; *present_out false: no size known for it now (nothing
+ * measured). fill's failure is returned. KURA_E_NOMEM. */
+kura_status coll_cache_keys(coll_cache *c, kbuf *keys_out, size_t **lens_out, size_t *n_out);
+kura_status coll_verify(coll_cache *c, const uint8_t *key, size_t klen, coll_fill_fn fill,
+                        void *arg, bool *present_out, uint64_t *cached_out,
+                        uint64_t *measured_out);
 
 /* Tests: the cached size of `key` (true), or false when it has no READY entry; and the number
  * of entries. */

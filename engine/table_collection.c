@@ -280,3 +280,41 @@ kura_status table_coll_cached(kura_db *db, const char *table_name, const kura_va
     table_release(t);
     return s;
 }
+
+/* ---- The integrity check (`kura check`, engine/table_verify_items.c) ---------------------- */
+
+kura_status table_coll_prefix_len(const kura_table *t, const uint8_t *skey, size_t klen,
+                                  size_t *len_out)
+{
+    return coll_prefix(t, skey, klen, len_out, NULL);
+}
+
+uint64_t table_coll_limit(const kura_table *t)
+{
+    return coll_limit(t);
+}
+
+kura_status table_coll_verify(kura_table *t, table_coll_verify_fn fn, void *arg,
+                              uint64_t *compared_out)
+{
+    *compared_out = 0;
+    if (!table_has_lsi(t))
+        return KURA_OK;
+    kbuf keys = KBUF_INIT;
+    size_t *lens = NULL, n = 0, off = 0;
+    kura_status s = coll_cache_keys(t->colls, &keys, &lens, &n);
+    for (size_t i = 0; i < n && s == KURA_OK; off += lens[i++]) {
+        coll_scan_arg a = {t, keys.data + off, lens[i]};
+        bool present = false;
+        uint64_t cached = 0, counted = 0;
+        s = coll_verify(t->colls, a.prefix, a.len, coll_scan, &a, &present, &cached, &counted);
+        if (s == KURA_OK && present) {
+            (*compared_out)++;
+            if (cached != counted)
+                fn(arg, a.prefix, a.len, cached, counted);
+        }
+    }
+    free(lens);
+    kbuf_free(&keys);
+    return s;
+}

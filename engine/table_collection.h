@@ -63,6 +63,20 @@ kura_status table_coll_metrics(const kura_table *t, const uint8_t *skey, size_t 
 /* Frees what *m owns and zeroes it. */
 void table_coll_metrics_free(kura_item_collection_metrics *m);
 
+/* The integrity check (engine/table_verify_items.c). The length of the collection prefix
+ * hash64(enc(pk)) || enc(pk) of a storage key (KURA_E_CORRUPTION if it does not parse); the
+ * table's collection size limit; and every collection size the cache holds compared with a
+ * recount made while the collection's writes wait (coll_verify): fn(arg, prefix, len, cached,
+ * counted) for each that differs, *compared_out the number compared. No-op without an LSI.
+ * The recounts' storage errors are returned. */
+kura_status table_coll_prefix_len(const kura_table *t, const uint8_t *skey, size_t klen,
+                                  size_t *len_out);
+uint64_t table_coll_limit(const kura_table *t);
+typedef void (*table_coll_verify_fn)(void *arg, const uint8_t *prefix, size_t len,
+                                     uint64_t cached, uint64_t counted);
+kura_status table_coll_verify(kura_table *t, table_coll_verify_fn fn, void *arg,
+                              uint64_t *compared_out);
+
 /* Tests (tests/unit/engine_collection_test.c): the size of the collection of partition key
  * value `pk` in table `table_name` counted now by a scan, and its cached size (*cached_out
  * false when it is not cached). */

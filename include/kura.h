@@ -582,6 +582,64 @@ kura_status kura_index_stats_get(kura_db *db, const char *table_name, const char
  */
 kura_status kura_rebuild_index(kura_db *db, const char *table_name, const char *index_name);
 
+/* ---- Integrity check (engine/check.c; `kura check`, kura-server's POST /kura/check) --------- */
+
+typedef enum kura_check_severity {
+    KURA_CHECK_PROBLEM = 0, /* damage or an inconsistency */
+    KURA_CHECK_NOTE = 1,    /* something not checked, or accepted, and why */
+} kura_check_severity;
+
+/* Called once per finding with one line of text (no newline; valid during the call only),
+ * on the thread that called kura_check, never concurrently with itself. It may hold the
+ * check up (printing to a slow pipe) but must not call kura functions on that database:
+ * while kura's own trees (not a table's) are checked, trees cannot be created or dropped. */
+typedef void (*kura_check_fn)(void *arg, kura_check_severity severity, const char *line);
+
+/* What a check read and found. problems counts every problem found, including the missing,
+ * extra and stale index entries beyond the examples reported as lines. */
+typedef struct kura_check_summary {
+    uint64_t problems, notes;
+    uint64_t trees, partitions;    /* trees (tables, indexes, kura's own) and their partitions */
+    uint64_t manifests;            /* MANIFESTs read */
+    uint64_t sstables, sstable_blocks, sstable_entries;
+    uint64_t wal_segments, wal_records;
+    uint64_t tables, items;        /* tables checked, items read at their snapshots */
+    uint64_t indexes, indexes_skipped; /* compared with their tables; not compared */
+    uint64_t index_entries;        /* entries read from the index trees */
+    uint64_t missing_entries, extra_entries, stale_entries;
+    uint64_t collections;          /* cached item collection sizes compared with a recount */
+    uint64_t streams, shards;      /* change streams and their shards checked */
+} kura_check_summary;
+
+/*
+ * Checks the database (table_name NULL) or one table, like SQLite's PRAGMA integrity_check,
+ * while it stays in use (readers and writers may run meanwhile):
+ *  - files: every partition of every tree (of the table and its indexes when table_name is
+ *    given; else also kura's own trees): CURRENT and the MANIFEST (every live SSTable present
+ *    with its recorded size), every block of every SSTable read from the file with its
+ *    checksum and keys in strictly increasing order, every record of every WAL segment with
+ *    its checksum (the current segment up to what is durable; a torn tail only where recovery
+ *    accepts one). Damage is reported with the file and the byte offset;
+ *  - every ACTIVE secondary index against its table, as multisets: at one snapshot S, after
+ *    every GSI has applied everything committed up to S (waiting at most 60 s per index), the
+ *    entries idx_entry_key / idx_entry_value of every item of the table at S are compared
+ *    with the index's tree read at S. Missing, extra and stale (right key, other projected
+ *    attributes; compared by a 64-bit hash of the value) entries are counted per index, the
+ *    first 10 of each kind reported with the item's key as DynamoDB JSON. A CREATING
+ *    (backfilling) index is skipped with a note, a DELETING one is skipped;
+ *  - tables with an LSI: every item collection over the size limit, and every collection
+ *    size the in-memory cache holds against a recount of the collection;
+ *  - change streams: every shard's start and end positions ordered, within the WAL, and at a
+ *    record boundary of a segment that still exists (or trimmed by the retention: a note).
+ * Every finding goes to fn (NULL: only counted) as one line. Returns KURA_OK when the check
+ * ran, whatever it found (the counts in *summary_out, which may be NULL); an error only when
+ * it could not run: KURA_E_RESOURCE_NOT_FOUND (no such table), KURA_E_NOMEM. It reads the
+ * whole database (one pass per index over its table) and keeps, per index being compared,
+ * the expected entries' keys in memory. Thread-safe; a check holds a snapshot per table.
+ */
+kura_status kura_check(kura_db *db, const char *table_name, kura_check_fn fn, void *arg,
+                       kura_check_summary *summary_out);
+
 /* A table's change stream (DynamoDB Streams): what each record carries besides the item's key
  * attributes. */
 typedef enum kura_stream_view_type {

@@ -5,6 +5,7 @@
  *   GET  /kura/indexes[?TableName=T[&IndexName=I]]   every index's lag (index_admin.h)
  *   POST /kura/index-wait  {"TableName","IndexName"?,"TimeoutMillis"?}   wait, then {}
  *   POST /kura/rebuild-index  {"TableName","IndexName"}   rebuild the index, then {}
+ *   POST /kura/check       {"TableName"?}   the integrity check (check_admin.h)
  *
  * Why a path and no X-Amz-Target: an AWS SDK sends every DynamoDB operation as POST with
  * X-Amz-Target DynamoDB_20120810.<Operation> to the endpoint's path ("/"), so a request to
@@ -24,11 +25,14 @@
  * A rebuild too runs on the serving thread and answers once the rebuilt index has replaced
  * the old one (a scan of the table: seconds for a large one); the other serving threads go on,
  * and GET /kura/indexes shows "Rebuilding": true meanwhile. A shutdown waits for it.
+ * A check reads the whole database, seconds or more: it runs on a thread of its own
+ * (srv_ext_slow, http.c), one check at a time, while the serving threads go on serving.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "server/check_admin.h"
 #include "server/index_admin.h"
 #include "server/server.h"
 
@@ -46,6 +50,20 @@ static enum MHD_Result refuse(struct MHD_Connection *conn, unsigned status, cons
     char msg[512];
     snprintf(msg, sizeof msg, "%s %.200s: %s", method, url, message);
     return srv_respond_error(conn, status, "UnknownOperationException", msg, reqid, close);
+}
+
+#define EXT_CHECK "/kura/check"
+
+bool srv_ext_slow(const char *method, const char *url)
+{
+    return strcmp(url, EXT_CHECK) == 0 && strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+}
+
+void srv_ext_run_slow(kura_db *db, const char *url, const char *body, size_t len,
+                      ixadm_reply *rep)
+{
+    (void)url; /* the only one: EXT_CHECK */
+    chkadm_json(db, body, len, rep);
 }
 
 enum MHD_Result srv_ext_answer(kura_db *db, struct MHD_Connection *conn, const char *method,
@@ -72,10 +90,13 @@ enum MHD_Result srv_ext_answer(kura_db *db, struct MHD_Connection *conn, const c
             return refuse(conn, MHD_HTTP_BAD_REQUEST, method, url, "this extension takes POST",
                           reqid, close);
         ixadm_rebuild_json(db, body, len, &rep);
+    } else if (strcmp(url, EXT_CHECK) == 0) { /* a POST is slow: not answered here */
+        return refuse(conn, MHD_HTTP_BAD_REQUEST, method, url, "this extension takes POST",
+                      reqid, close);
     } else {
         return refuse(conn, MHD_HTTP_NOT_FOUND, method, url,
                       "no such kura extension (there are GET /kura/indexes, "
-                      "POST /kura/index-wait and POST /kura/rebuild-index)",
+                      "POST /kura/index-wait, POST /kura/rebuild-index and POST /kura/check)",
                       reqid, close);
     }
     if (rep.status >= 500) srv_log_error(reqid, url, rep.type, rep.message);

@@ -67,8 +67,10 @@
  *   - no CORS headers: a web page cannot call the server from a browser.
  *
  * Beside DynamoDB's API: a request to a path under /kura/ without X-Amz-Target is one of
- * kura's extensions (extension.c), answered on the serving thread; and with --gsi-read-wait
- * a Query or Scan of an index first waits for the index (execute()).
+ * kura's extensions (extension.c), answered on the serving thread, except POST /kura/check,
+ * which runs on a thread of its own as --sync's writes run on the writers (suspended, then
+ * answered once done: a check may read the whole database); and with --gsi-read-wait a Query
+ * or Scan of an index first waits for the index (execute()).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -111,9 +113,12 @@ static _Thread_local srv_thread *this_thread;
 static void wake(srv_thread *t);
 
 /* The writers of --sync (see above): a thread pool that runs the suspended requests in order.
- * Once it is stopping it refuses new ones, which then run in place. */
+ * Once it is stopping it refuses new ones, which then run in place. And the same for the
+ * extensions that run long (POST /kura/check, extension.c): one thread of their own, so that
+ * a check holds no serving thread, whatever the durability. */
 typedef struct srv_writers {
     kpool *pool;          /* NULL: no writers (--relaxed) */
+    kpool *slow;          /* the long extension requests, one at a time */
     atomic_int suspended; /* connections suspended and not yet answered */
 } srv_writers;
 
@@ -175,6 +180,7 @@ struct srv_req {
     bool queued;
     bool suspended;   /* counted in writers.suspended */
     const char *type; /* kura_execute_error_type() of the thread that ran it (a static string) */
+    unsigned status;  /* a slow extension's HTTP status (0: from `type`) */
     char *out;
     size_t out_len;
     char *log_msg;    /* kura_last_error() of an InternalServerError, for the log line */
@@ -355,7 +361,11 @@ static enum MHD_Result answer(srv_http *h, struct MHD_Connection *conn, srv_req 
                             "out of memory", false);
     }
     unsigned status = MHD_HTTP_OK;
-    if (r->type && strcmp(r->type, "InternalServerError") == 0) {
+    if (r->status) { /* a slow extension's reply (its body is malloc'ed: kura_free is free) */
+        status = r->status;
+        if (status >= 500)
+            srv_log_error(r->id, r->op, r->type, r->log_msg ? r->log_msg : "internal error");
+    } else if (r->type && strcmp(r->type, "InternalServerError") == 0) {
         status = MHD_HTTP_INTERNAL_SERVER_ERROR;
         srv_log_error(r->id, r->op, r->type, r->log_msg ? r->log_msg : "internal error");
     } else if (r->type) {
@@ -391,8 +401,29 @@ static void write_job(void *arg)
     wake(t);
 }
 
-static enum MHD_Result hand_to_writers(srv_http *h, struct MHD_Connection *conn, srv_req *r,
-                                       const char *op)
+/* A slow extension's job (on writers.slow): runs it, then resumes its connection as
+ * write_job does. r->op is the extension's path. */
+static void slow_job(void *arg)
+{
+    srv_req *r = arg;
+    ixadm_reply rep;
+    const char *body = r->body.data ? (const char *)r->body.data : "";
+    srv_ext_run_slow(r->h->db, r->op, body, r->body.len, &rep);
+    r->out = rep.body;
+    r->out_len = rep.len;
+    r->type = rep.type;
+    r->status = rep.body ? rep.status : 0; /* no body: answer() reports out of memory */
+    if (rep.status >= 500) r->log_msg = strdup(rep.message);
+    srv_thread *t = r->thread;
+    atomic_store(&r->ran, true);
+    MHD_resume_connection(r->conn);
+    wake(t);
+}
+
+/* Suspends the connection and queues job(r) on `pool` (run in place if the pool refuses it);
+ * the handler answers once the job has resumed the connection. */
+static enum MHD_Result hand_to(srv_http *h, struct MHD_Connection *conn, srv_req *r,
+                               const char *op, kpool *pool, void (*job)(void *))
 {
     r->h = h;
     r->thread = this_thread;
@@ -403,8 +434,8 @@ static enum MHD_Result hand_to_writers(srv_http *h, struct MHD_Connection *conn,
     atomic_fetch_add(&h->writers.suspended, 1);
     /* suspended before it is queued, so that its resumption always comes after */
     MHD_suspend_connection(conn);
-    if (!kpool_submit(h->writers.pool, write_job, r))
-        write_job(r); /* shutting down (or out of memory): run here, answered all the same */
+    if (!kpool_submit(pool, job, r))
+        job(r); /* shutting down (or out of memory): run here, answered all the same */
     return MHD_YES;
 }
 
@@ -413,6 +444,8 @@ static kura_status writers_start(srv_http *h, unsigned n)
     atomic_init(&h->writers.suspended, 0);
     if (n && !(h->writers.pool = kpool_new(n)))
         return kura_err(KURA_E_IO, "cannot start the writer threads");
+    if (!(h->writers.slow = kpool_new(1)))
+        return kura_err(KURA_E_IO, "cannot start the extension thread");
     return KURA_OK;
 }
 
@@ -420,12 +453,14 @@ static kura_status writers_start(srv_http *h, unsigned n)
 static void writers_stop(srv_http *h)
 {
     if (h->writers.pool) kpool_stop(h->writers.pool);
+    if (h->writers.slow) kpool_stop(h->writers.slow);
 }
 
 /* After the daemon has stopped (nothing can reach the writers any more). */
 static void writers_free(srv_http *h)
 {
     kpool_free(h->writers.pool);
+    kpool_free(h->writers.slow);
 }
 
 /* The request no longer counts as suspended (answered, or its connection closed). */
@@ -478,6 +513,8 @@ static enum MHD_Result on_complete(srv_http *h, struct MHD_Connection *conn, srv
         if (!srv_auth_verify(&r->auth, body, r->body.len, h->cfg, &err))
             return answer_error(h, conn, r, auth_status(&err), err.type, err.message, false);
     }
+    if (r->ext && srv_ext_slow(method, url))
+        return hand_to(h, conn, r, url, h->writers.slow, slow_job);
     if (r->ext) {
         r->answered = true;
         return srv_ext_answer(h->db, conn, method, url, body, r->body.len, r->id,
@@ -485,7 +522,8 @@ static enum MHD_Result on_complete(srv_http *h, struct MHD_Connection *conn, srv
     }
     const char *op =
         target_op(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Amz-Target"));
-    if (h->writers.pool && is_write(op)) return hand_to_writers(h, conn, r, op);
+    if (h->writers.pool && is_write(op))
+        return hand_to(h, conn, r, op, h->writers.pool, write_job);
     execute(h, r, op);
     return answer(h, conn, r);
 }
@@ -762,8 +800,9 @@ static kura_status start_thread(srv_http *h, srv_thread *t, unsigned share)
     if ((t->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0 ||
         (t->hup_fd = epoll_create1(EPOLL_CLOEXEC)) < 0)
         return kura_err(KURA_E_IO, "cannot start the HTTP threads: %s", strerror(errno));
+    /* suspend/resume always: the slow extensions use it whatever the durability */
     unsigned flags = MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_TURBO | MHD_USE_NO_LISTEN_SOCKET |
-                     (cfg->sync_writers ? MHD_ALLOW_SUSPEND_RESUME : 0);
+                     MHD_ALLOW_SUSPEND_RESUME;
     errno = 0;
     t->daemon = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, h, MHD_OPTION_CONNECTION_LIMIT, share,

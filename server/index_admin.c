@@ -128,6 +128,34 @@ static kura_status nomem(ixadm_reply *out)
     return fail(out, KURA_E_NOMEM, 500, "InternalServerError", "out of memory");
 }
 
+/* ---- the same, for the other extensions (check_admin.c) ------------------------------------ */
+
+bool ixadm_put_str(kbuf *b, const char *s)
+{
+    return put_str(b, s);
+}
+
+kura_status ixadm_finish(kbuf *b, unsigned status, const char *type, ixadm_reply *out)
+{
+    return finish(b, status, type, out);
+}
+
+kura_status ixadm_fail(ixadm_reply *out, kura_status s, unsigned status, const char *type,
+                       const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return fail(out, s, status, type, "%s", msg);
+}
+
+kura_status ixadm_fail_status(ixadm_reply *out, kura_status s)
+{
+    return fail_status(out, s);
+}
+
 /* ---- stats ------------------------------------------------------------------------------- */
 
 /* One index's object, with a leading comma unless it is the first; an index dropped since

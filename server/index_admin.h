@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "kura.h"
+#include "util/buf.h"
 
 /* A wait without TimeoutMillis (and --gsi-read-wait without =MS) waits this long. */
 #define IXADM_DEFAULT_WAIT_MS 10000u
@@ -98,5 +99,22 @@ kura_status ixadm_rebuild_json(kura_db *db, const char *json, size_t len, ixadm_
  */
 kura_status ixadm_read_wait(kura_db *db, const char *op, const char *json, size_t len,
                             uint64_t timeout_ms, ixadm_reply *out);
+
+/* ---- The extensions' JSON, shared with check_admin.c -------------------------------------- */
+
+/* Appends `s` as a JSON string, quotes included (escaped; bytes that are not UTF-8 become
+ * U+FFFD). False when out of memory. */
+bool ixadm_put_str(kbuf *b, const char *s);
+/* Hands the buffer (NUL-terminated here) to *out as a reply with `status` and `type` (NULL:
+ * success). KURA_E_NOMEM (the buffer is the caller's then). */
+kura_status ixadm_finish(kbuf *b, unsigned status, const char *type, ixadm_reply *out);
+/* An error reply {"__type":...,"message":...}; returns `s`, or KURA_E_NOMEM with out->body
+ * NULL when the body cannot be made. */
+kura_status ixadm_fail(ixadm_reply *out, kura_status s, unsigned status, const char *type,
+                       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* The reply to a failed kura call, from its status and kura_last_error(): 400
+ * ResourceNotFoundException / ValidationException, 503 for KURA_E_BUSY, else 500
+ * InternalServerError. */
+kura_status ixadm_fail_status(ixadm_reply *out, kura_status s);
 
 #endif

@@ -150,7 +150,8 @@ static void usage(const char *msg)
             "  --stream-iterator-ttl-ms MS  how long a shard iterator stays valid (default\n"
             "                        15 minutes, as DynamoDB)\n"
             "  kura's own endpoints: GET /kura/indexes (every index's lag), POST\n"
-            "  /kura/index-wait {\"TableName\",\"IndexName\"?,\"TimeoutMillis\"?} (docs/server.md)\n",
+            "  /kura/index-wait {\"TableName\",\"IndexName\"?,\"TimeoutMillis\"?}, POST\n"
+            "  /kura/check {\"TableName\"?} (the integrity check) (docs/server.md)\n",
             IXADM_DEFAULT_WAIT_MS);
     exit(EXIT_USAGE);
 }

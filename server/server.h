@@ -7,8 +7,9 @@
  *   http.c     the libmicrohttpd daemon and the request handler (body accumulation, checks)
  *   auth.c     a request's headers and query in the shape sigv4.c verifies
  *   respond.c  responses: headers DynamoDB sends, error bodies, the error log line
- *   extension.c  kura's endpoints beside DynamoDB's API (/kura/...), on index_admin.c, whose
- *              index lag and waits the `kura` CLI shares (index_admin.h)
+ *   extension.c  kura's endpoints beside DynamoDB's API (/kura/...), on index_admin.c and
+ *              check_admin.c, whose index lag, waits and integrity check the `kura` CLI
+ *              shares (index_admin.h, check_admin.h)
  *   reqid.c    request ids
  *   sigv4.c    the SigV4 checks, sigv4_canon.c its computations (pure functions, sigv4.h).
  *
@@ -28,6 +29,7 @@
 #include <microhttpd.h>
 
 #include "kura.h"
+#include "server/index_admin.h"
 #include "server/sigv4.h"
 
 /* A request body larger than this is refused (DynamoDB's limit) and never read further. */
@@ -117,10 +119,20 @@ bool srv_ext_match(struct MHD_Connection *conn, const char *url);
 
 /* Answers an extension request whose body (len bytes, borrowed) is complete: GET
  * /kura/indexes, POST /kura/index-wait, or an error (404 for another path, 400 for another
- * method). May block for the wait's timeout. `close` as srv_respond(). */
+ * method). May block for the wait's timeout. `close` as srv_respond(). The slow ones are not
+ * answered here (srv_ext_slow). */
 enum MHD_Result srv_ext_answer(kura_db *db, struct MHD_Connection *conn, const char *method,
                                const char *url, const char *body, size_t len, const char *reqid,
                                bool close);
+
+/* True for an extension request that runs long (POST /kura/check): http.c runs it with
+ * srv_ext_run_slow on a thread of its own, its connection suspended meanwhile, and answers
+ * with the reply. */
+bool srv_ext_slow(const char *method, const char *url);
+/* Runs the slow extension `url` on the request body into *rep (check_admin.h; rep->body
+ * NULL when out of memory). */
+void srv_ext_run_slow(kura_db *db, const char *url, const char *body, size_t len,
+                      ixadm_reply *rep);
 
 /* ---- datadir.c --------------------------------------------------------------------------- */
 

@@ -84,6 +84,23 @@ bool sst_reader_unload(sst_reader *r); /* false: it was not loaded */
  * thread, any time. */
 size_t sst_reader_memory(const sst_reader *r);
 
+/*
+ * Integrity check (sstable/table_verify.c; `kura check`): reads every data block from the
+ * file, never from the cache, and checks its crc, its entries, that keys strictly increase
+ * across blocks and lie between their index separators, that the key filter holds every user
+ * key, and that the entry count and the first and last keys are the properties'. Each damaged
+ * block is reported through fn as one line "<path>: <what> at offset <off>" and the next block
+ * is still read. *st counts blocks and entries read and the lines reported (st->problems).
+ * Returns KURA_OK when the table was read through (damage is in st and the lines);
+ * KURA_E_NOMEM, or the reader's error when its unloaded index cannot be read again. Any
+ * thread, concurrently with lookups and iterators.
+ */
+typedef void (*sst_verify_fn)(void *arg, const char *line);
+typedef struct sst_verify_stats {
+    uint64_t blocks, entries, problems;
+} sst_verify_stats;
+kura_status sst_reader_verify(sst_reader *r, sst_verify_fn fn, void *arg, sst_verify_stats *st);
+
 /* The table's meta (smallest/largest/entries/seqs/file size), owned by the reader. */
 const sst_meta *sst_reader_meta(const sst_reader *r);
 

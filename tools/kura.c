@@ -27,6 +27,14 @@
  *       online in a server, here the database is this process's) and prints {} once the
  *       rebuilt index has replaced the old one. An index damaged by a crash that an earlier
  *       kura recovered is then whole again (docs/architecture.md, "Rebuilding an index").
+ *   kura --data DIR check [TABLE]
+ *       Checks the database (or TABLE) as kura_check does (include/kura.h; README, "When in
+ *       doubt: kura check"): every file's checksums and structure, every secondary index
+ *       against its table at one snapshot, item collections, change stream positions. Prints
+ *       every problem as one line (notes as "note: ..."), then a summary line. Exit status 0
+ *       when nothing is wrong, 1 when problems were found, 3 when the database cannot be
+ *       opened (an open refused for corruption is a finding too: its message, with the file
+ *       and the offset, is printed) or checked, 2 on a usage error.
  *
  *   kura --data DIR ttl-sweep
  *       Runs one Time to Live sweep now (kura_ttl_sweep: deletes the expired items of every
@@ -41,11 +49,13 @@
  *       go on from a record read before (tools/kura_streams.c). ListStreams, DescribeStream,
  *       GetShardIterator and GetRecords are also operations of exec and pipe.
  *
- * index-stats, index-wait and rebuild-index also exist as pseudo-operations of exec and pipe,
- * outside DynamoDB's names: KuraIndexWait {"TableName","IndexName"?,"TimeoutMillis"?} (the
- * differential test makes GSIs catch up between its writes and reads with it), KuraIndexStats
- * {"TableName"?,"IndexName"?} and KuraRebuildIndex {"TableName","IndexName"}. index-stats,
- * index-wait and rebuild-index exit as exec does.
+ * index-stats, index-wait, rebuild-index and check also exist as pseudo-operations of exec
+ * and pipe, outside DynamoDB's names: KuraIndexWait {"TableName","IndexName"?,"TimeoutMillis"?}
+ * (the differential test makes GSIs catch up between its writes and reads with it),
+ * KuraIndexStats {"TableName"?,"IndexName"?}, KuraRebuildIndex {"TableName","IndexName"} and
+ * KuraCheck {"TableName"?} (the JSON of kura-server's POST /kura/check, server/check_admin.h:
+ * a check that ran is a success, whatever it found). index-stats, index-wait and
+ * rebuild-index exit as exec does.
  *
  * --partitions sets the hash partitions of tables created without KuraPartitions;
  * --relaxed syncs the WAL periodically instead of on every write (KURA_RELAXED).
@@ -57,6 +67,7 @@
 #include <string.h>
 
 #include "kura.h"
+#include "server/check_admin.h"
 #include "server/index_admin.h"
 #include "tools/kura_streams.h"
 
@@ -71,6 +82,7 @@ static void usage(void)
             "       kura --data DIR index-stats [TABLE [INDEX]]\n"
             "       kura --data DIR index-wait TABLE [INDEX|-] [TIMEOUT_MS]\n"
             "       kura --data DIR rebuild-index TABLE INDEX\n"
+            "       kura --data DIR check [TABLE]\n"
             "       kura --data DIR ttl-sweep\n"
             "       kura --data DIR streams list [TABLE]\n"
             "       kura --data DIR streams read TABLE|STREAM_ARN [--shard SHARD_ID\n"
@@ -82,6 +94,10 @@ static void usage(void)
             "KuraIndexStats {\"TableName\"?,\"IndexName\"?} (every index's lag) and\n"
             "KuraRebuildIndex {\"TableName\",\"IndexName\"} (as rebuild-index: rebuild the index\n"
             "from its table's items; {} once the rebuilt index has replaced it).\n"
+            "KuraCheck {\"TableName\"?} (the integrity check, as JSON).\n"
+            "check verifies every file, every index against its table, item collections and\n"
+            "stream positions; it prints each problem, then a summary; exit 0 clean, 1\n"
+            "problems found, 3 the database cannot be opened or checked.\n"
             "streams list prints the change streams (of TABLE) as JSON lines; streams read\n"
             "prints every record kept of a stream (a table's latest), GetRecords' records as\n"
             "JSON lines, shard by shard; --shard reads one shard, --after only its records\n"
@@ -146,6 +162,8 @@ static int run_one(kura_db *db, const char *op, const char *body, size_t len, an
         return ext_result(ixadm_stats_json(db, body, len, &rep), &rep, a);
     if (strcmp(op, "KuraRebuildIndex") == 0)
         return ext_result(ixadm_rebuild_json(db, body, len, &rep), &rep, a);
+    if (strcmp(op, "KuraCheck") == 0)
+        return ext_result(chkadm_json(db, body, len, &rep), &rep, a);
     size_t out_len;
     a->ext = false;
     kura_status s = kura_execute(db, op, body, len, &a->out, &out_len);
@@ -212,6 +230,40 @@ static int cmd_ttl_sweep(kura_db *db)
     return 0;
 }
 
+static void check_line(void *arg, kura_check_severity sev, const char *line)
+{
+    (void)arg;
+    printf("%s%s\n", sev == KURA_CHECK_NOTE ? "note: " : "", line);
+}
+
+static int cmd_check(kura_db *db, const char *table)
+{
+    kura_check_summary m;
+    kura_status s = kura_check(db, table, check_line, NULL, &m);
+    if (s != KURA_OK) {
+        fprintf(stderr, "kura: check: %s: %s\n", kura_status_str(s), kura_last_error());
+        return EXIT_DB;
+    }
+    printf("kura check: %llu problem%s (%llu missing, %llu extra, %llu stale index entries), "
+           "%llu note%s; checked %llu trees in %llu partitions: %llu manifests, %llu SSTables "
+           "(%llu blocks, %llu entries), %llu WAL segments (%llu records); %llu tables (%llu "
+           "items), %llu indexes (%llu entries; %llu not compared), %llu item collections, "
+           "%llu streams (%llu shards)\n",
+           (unsigned long long)m.problems, m.problems == 1 ? "" : "s",
+           (unsigned long long)m.missing_entries, (unsigned long long)m.extra_entries,
+           (unsigned long long)m.stale_entries, (unsigned long long)m.notes,
+           m.notes == 1 ? "" : "s", (unsigned long long)m.trees,
+           (unsigned long long)m.partitions, (unsigned long long)m.manifests,
+           (unsigned long long)m.sstables, (unsigned long long)m.sstable_blocks,
+           (unsigned long long)m.sstable_entries, (unsigned long long)m.wal_segments,
+           (unsigned long long)m.wal_records, (unsigned long long)m.tables,
+           (unsigned long long)m.items, (unsigned long long)m.indexes,
+           (unsigned long long)m.index_entries, (unsigned long long)m.indexes_skipped,
+           (unsigned long long)m.collections, (unsigned long long)m.streams,
+           (unsigned long long)m.shards);
+    return m.problems ? 1 : 0;
+}
+
 static int cmd_pipe(kura_db *db)
 {
     char *line = NULL;
@@ -270,10 +322,12 @@ int main(int argc, char **argv)
     bool wait = nargs >= 1 && nargs <= 3 && strcmp(cmd, "index-wait") == 0;
     bool sweep = nargs == 0 && strcmp(cmd, "ttl-sweep") == 0;
     bool rebuild = nargs == 2 && strcmp(cmd, "rebuild-index") == 0;
+    bool check = nargs <= 1 && strcmp(cmd, "check") == 0;
     bool streams = strcmp(cmd, "streams") == 0;
     kura_streams_args sargs;
     if (streams && kura_streams_parse(nargs, argv + i + 1, &sargs) != 0) usage();
-    if (!dir || (!exec && !pipe && !stats && !wait && !sweep && !streams && !rebuild)) usage();
+    if (!dir || (!exec && !pipe && !stats && !wait && !sweep && !streams && !rebuild && !check))
+        usage();
     uint64_t timeout_ms = IXADM_DEFAULT_WAIT_MS;
     if (wait && nargs == 3) {
         char *end;
@@ -290,6 +344,9 @@ int main(int argc, char **argv)
     if (s != KURA_OK) {
         fprintf(stderr, "kura: cannot open %s: %s: %s\n", dir, kura_status_str(s),
                 kura_last_error());
+        if (check) /* what stopped the open is the check's finding: on stdout too */
+            printf("%s\nkura check: the database cannot be opened: %s\n", kura_last_error(),
+                   kura_status_str(s));
         return EXIT_DB;
     }
     int rc = exec      ? cmd_exec(db, argv[i + 1])
@@ -297,6 +354,7 @@ int main(int argc, char **argv)
              : sweep   ? cmd_ttl_sweep(db)
              : rebuild ? cmd_rebuild_index(db, argv[i + 1], argv[i + 2])
              : streams ? kura_streams_run(db, &sargs)
+             : check   ? cmd_check(db, nargs > 0 ? argv[i + 1] : NULL)
              : stats   ? cmd_index_stats(db, nargs > 0 ? argv[i + 1] : NULL,
                                          nargs > 1 ? argv[i + 2] : NULL)
                        : cmd_index_wait(db, argv[i + 1], nargs > 1 ? argv[i + 2] : NULL,

@@ -218,6 +218,39 @@ void lsm_txn_end(lsm_tree *t, lsm_hook_slot *slot);
  * segment a replay or the index layer read at open is counted; 0 when one could not be. */
 uint64_t lsm_min_txn(lsm_tree *t);
 
+/* ---- Integrity check (lsm_check.c; `kura check`) ---------------------------------------------
+ *
+ * Reads every file of the partition while it stays in use: CURRENT and the MANIFEST (every
+ * live table present with its recorded size, the same set as the open partition's), every
+ * block of every live SSTable from the file (sst_reader_verify), every record of every WAL
+ * segment (the current one up to what is durable; a torn tail only where recovery allows it).
+ * Each finding is one line through fn: problem true for damage (with the file and the byte
+ * offset), false for a note (something accepted, and why). *st counts what was read and the
+ * problems (zeroed by the caller; added to). Returns KURA_OK when the check ran, whatever it
+ * found; KURA_E_NOMEM when it could not. */
+typedef void (*lsm_check_fn)(void *arg, bool problem, const char *line);
+typedef struct lsm_check_stats {
+    uint64_t manifests, sstables, blocks, entries, wal_segments, wal_records, problems;
+} lsm_check_stats;
+kura_status lsm_check_files(lsm_tree *t, lsm_check_fn fn, void *arg, lsm_check_stats *st);
+
+/* Where a change stream position (lsm_wal_read's) stands in the partition's WAL, for the
+ * integrity check: OK (a record boundary of a segment still there, the tail, a segment's
+ * start, or a part of the current segment not yet durable, which cannot be read yet);
+ * PAST_END (after the tail); TRIMMED (its segment is gone and older than every segment left:
+ * deleted for its age); MISSING (its segment is gone but older ones remain: a hole);
+ * NOT_BOUNDARY (inside a record, or after the segment's last record); UNREADABLE (damage in
+ * the segment before it: lsm_check_files reports it). KURA_E_NOMEM, KURA_E_IO. */
+typedef enum lsm_wal_pos_state {
+    LSM_POS_OK,
+    LSM_POS_PAST_END,
+    LSM_POS_TRIMMED,
+    LSM_POS_MISSING,
+    LSM_POS_NOT_BOUNDARY,
+    LSM_POS_UNREADABLE,
+} lsm_wal_pos_state;
+kura_status lsm_wal_pos_check(lsm_tree *t, lsm_wal_pos pos, lsm_wal_pos_state *out);
+
 /* Adds this tree's figures to *st. */
 void lsm_add_stats(lsm_tree *t, kura_stats *st);
 /* KURA_OK, or the error that made the tree read-only. */

@@ -254,23 +254,31 @@ static kura_status accumulate(version_edit *acc, const version_edit *e)
     return KURA_OK;
 }
 
-/* Replays the manifest named by CURRENT. */
-static kura_status recover(version_set *vs, const char *current)
+/* The path of the manifest CURRENT's text names, and its number. */
+static kura_status manifest_path(const char *dir, const char *current, char *path, size_t cap,
+                                 uint64_t *number_out)
 {
-    char path[4096], what[4200];
     size_t n = strcspn(current, "\n");
     if (n == 0 || n > 64 || strncmp(current, "MANIFEST-", 9) != 0)
-        return kura_err(KURA_E_CORRUPTION, "%s/CURRENT: does not name a manifest", vs->dir);
-    snprintf(path, sizeof path, "%s/%.*s", vs->dir, (int)n, current);
-    vs->manifest_number = strtoull(current + 9, NULL, 10);
+        return kura_err(KURA_E_CORRUPTION, "%s/CURRENT: does not name a manifest", dir);
+    snprintf(path, cap, "%s/%.*s", dir, (int)n, current);
+    *number_out = strtoull(current + 9, NULL, 10);
+    return KURA_OK;
+}
+
+/* Reads the manifest at `path` and folds its edits into acc (the live files as additions);
+ * vs (NULL: none) also takes each edit's counters. *torn_out: -1, or the offset of a torn
+ * tail that ended it. */
+static kura_status fold_manifest(io_env *io, const char *path, version_edit *acc,
+                                 version_set *vs, size_t *nrecs_out, int64_t *torn_out)
+{
+    char what[4200];
     wal_reader *r = NULL;
-    kura_status s = wal_reader_open(vs->io, path, IO_KIND_MANIFEST, &r);
+    kura_status s = wal_reader_open(io, path, IO_KIND_MANIFEST, &r);
     if (s != KURA_OK)
         return s == KURA_E_NOT_FOUND
                    ? kura_err(KURA_E_CORRUPTION, "%s: named by CURRENT but missing", path)
                    : s;
-    version_edit acc;
-    edit_init(&acc);
     const uint8_t *rec;
     size_t len;
     size_t nrecs = 0;
@@ -282,18 +290,35 @@ static kura_status recover(version_set *vs, const char *current)
                  (unsigned long long)wal_reader_record_offset(r));
         s = edit_decode(&e, rec, len, what);
         if (s == KURA_OK)
-            s = accumulate(&acc, &e);
-        if (s == KURA_OK)
+            s = accumulate(acc, &e);
+        if (s == KURA_OK && vs)
             s = absorb_counters(vs, &e);
         edit_free(&e);
         if (s != KURA_OK)
             break;
     }
+    *torn_out = wal_reader_torn_at(r);
     wal_reader_close(r);
     if (s == KURA_E_NOT_FOUND)
         s = nrecs ? KURA_OK
                   : kura_err(KURA_E_CORRUPTION, "%s: no complete record (every manifest starts "
                                                 "with a synced snapshot)", path);
+    *nrecs_out = nrecs;
+    return s;
+}
+
+/* Replays the manifest named by CURRENT. */
+static kura_status recover(version_set *vs, const char *current)
+{
+    char path[4096];
+    kura_status s = manifest_path(vs->dir, current, path, sizeof path, &vs->manifest_number);
+    if (s != KURA_OK)
+        return s;
+    version_edit acc;
+    edit_init(&acc);
+    size_t nrecs = 0;
+    int64_t torn = -1;
+    s = fold_manifest(vs->io, path, &acc, vs, &nrecs, &torn);
     version *v = NULL;
     if (s == KURA_OK)
         s = apply(vs, vs->current, &acc, &v);
@@ -305,6 +330,33 @@ static kura_status recover(version_set *vs, const char *current)
     if (s == KURA_OK && vs->next_file <= vs->manifest_number)
         vs->next_file = vs->manifest_number + 1;
     return s;
+}
+
+kura_status vs_manifest_read(io_env *io, const char *dir, vs_manifest *m)
+{
+    memset(m, 0, sizeof *m);
+    edit_init(&m->live);
+    m->torn_at = -1;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/CURRENT", dir);
+    void *cur = NULL;
+    size_t n = 0;
+    kura_status s = io_read_file(io, path, IO_KIND_CURRENT, 256, &cur, &n);
+    if (s == KURA_E_NOT_FOUND)
+        return kura_err(KURA_E_CORRUPTION, "%s: CURRENT is missing", dir);
+    if (s != KURA_OK)
+        return s;
+    s = manifest_path(dir, cur, path, sizeof path, &m->number);
+    free(cur);
+    if (s == KURA_OK)
+        s = fold_manifest(io, path, &m->live, NULL, &m->records, &m->torn_at);
+    return s;
+}
+
+void vs_manifest_free(vs_manifest *m)
+{
+    edit_free(&m->live);
+    memset(m, 0, sizeof *m);
 }
 
 kura_status vs_open(version_set *vs, io_env *io, block_cache *cache, const lsm_options *opts,

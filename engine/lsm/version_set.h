@@ -53,4 +53,19 @@ static inline uint64_t vs_new_file_number(version_set *vs)
  * record): callers set the partition read-only. */
 kura_status vs_log_and_apply(version_set *vs, version_edit *e);
 
+/* What a partition's CURRENT and MANIFEST say, read without a version set (`kura check`,
+ * engine/lsm/lsm_check.c). */
+typedef struct vs_manifest {
+    uint64_t number;   /* MANIFEST-<number>, named by CURRENT */
+    version_edit live; /* its edits folded: the live files as additions */
+    size_t records;    /* edits read */
+    int64_t torn_at;   /* -1, or the offset of a torn record that ended it */
+} vs_manifest;
+/* Reads CURRENT and the manifest it names from `dir` as recovery does (the same messages:
+ * KURA_E_CORRUPTION naming the file and offset, a missing CURRENT or manifest, a manifest
+ * without a complete record), KURA_E_IO, KURA_E_NOMEM. *m is set up either way: free it with
+ * vs_manifest_free. */
+kura_status vs_manifest_read(io_env *io, const char *dir, vs_manifest *m);
+void vs_manifest_free(vs_manifest *m);
+
 #endif

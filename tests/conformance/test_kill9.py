@@ -1,7 +1,8 @@
 """test_kill9.py - This file contains the kill -9 test of kura-server: concurrent boto3 writers
 doing PutItem, UpdateItem (ADD counters) and DeleteItem on a few overlapping keys while the
 server (--sync, the default durability) is SIGKILLed mid-stream several times and restarted on
-the same data directory; after every restart, every acknowledged write must be reflected.
+the same data directory; after every restart, every acknowledged write must be reflected and
+the integrity check (POST /kura/check) must find nothing.
 
 Design. Every write leaves its identity in the item, so the state read after a restart can be
 traced back to the operation that produced it:
@@ -39,7 +40,7 @@ import time
 import pytest
 from botocore.exceptions import BotoCoreError, ClientError
 
-from conftest import create_table, make_client, scaled, seeded_rng
+from conftest import create_table, make_client, raw_request, scaled, seeded_rng
 
 
 # ---- the checker (pure) ----------------------------------------------------------------------
@@ -267,6 +268,9 @@ def test_kill9_acknowledged_writes_survive(server_factory):
         finals = read_finals(make_client(srv.url), table, keys)
         bad = check_history(work.ops, finals)
         assert not bad, "after kill -9 #%d:\n%s" % (epoch, "\n".join(bad[:20]))
+        # and the integrity check (POST /kura/check: files, WAL tails) finds nothing
+        r = raw_request(srv, b"{}", method="POST", path="/kura/check", auth=False)
+        assert r.status == 200 and r.json()["Problems"] == [], (epoch, r)
     # a clean shutdown and restart keeps the same state
     assert srv.stop() == 0, srv.logs()
     srv.start()

@@ -17,7 +17,8 @@
  * from TRIM_HORIZON must be exactly what it took plus what it resumed with; every
  * acknowledged write must be matched once, an unacknowledged one (in flight at the kill) at
  * most once, a transaction all or nothing; Scan and GetItem must show what the stream leads
- * to. The consumer's positions and records live in the parent across the rounds.
+ * to; and the integrity check (kura_check: every file, the stream's shard positions) must
+ * find nothing. The consumer's positions and records live in the parent across the rounds.
  *
  * test_stream_kill9_live_reader also makes the consumer read while each child runs: a reader
  * thread in the child resumes every shard from the consumer's positions (inherited by the
@@ -46,6 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "crash/index_check.h"
 #include "crash/k9pipe.h"
 #include "crash/scratch.h"
 #include "crash/streamcheck.h"
@@ -302,6 +304,11 @@ static bool check(const char *dir, sc *c, char *why, size_t cap)
     kura_db *db;
     assert_kura_ok(kura_open(dir, &o, &db));
     bool ok = sc_check(c, db, why, cap);
+    kura_status s = ok ? index_check_all(db) : KURA_OK; /* files, stream positions */
+    if (s != KURA_OK) {
+        snprintf(why, cap, "%s: %s", kura_status_str(s), kura_last_error());
+        ok = false;
+    }
     kura_stats st;
     kura_get_stats(db, &st);
     assert_int_equal(st.readonly_partitions, 0);

@@ -10,7 +10,8 @@
  *    (the one in flight at the kill, which, found committed, counts as acknowledged from then
  *    on);
  *  - the accounts' transfer counts add up to twice the ledgers' (a ledger step committed
- *    without its transfer, or a transfer without its ledger step, breaks it).
+ *    without its transfer, or a transfer without its ledger step, breaks it);
+ *  - the integrity check (kura_check: every file, WAL tails) finds nothing.
  * The next child continues from the state found. Canary: a child that acknowledges before it
  * commits must be caught (a ledger behind an acknowledgement) within a few kills.
  */
@@ -23,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "crash/index_check.h"
 #include "crash/k9pipe.h"
 #include "crash/scratch.h"
 #include "util/thread.h"
@@ -257,6 +259,11 @@ static bool check(const char *dir, uint64_t *acked, char *why, size_t cap)
     }
     if (ok && ops != 2 * seqs) {
         snprintf(why, cap, "the accounts count %ld transfers, the ledgers %ld", ops / 2, seqs);
+        ok = false;
+    }
+    kura_status s = ok ? index_check_all(db) : KURA_OK;
+    if (s != KURA_OK) {
+        snprintf(why, cap, "%s: %s", kura_status_str(s), kura_last_error());
         ok = false;
     }
     kura_stats st;

@@ -194,6 +194,12 @@ bool ixw_check_indexes(kura_db *db, uint64_t wait_ms, char *why, size_t cap)
             return false;
         }
     }
+    /* and everything else `kura check` looks at: files, collections (no false positive
+     * after a kill -9, a power loss or an injected fault either) */
+    if ((s = index_check_all(db)) != KURA_OK) {
+        snprintf(why, cap, "%s: %s", kura_status_str(s), kura_last_error());
+        return false;
+    }
     return true;
 }
 
