@@ -568,10 +568,9 @@ class Features:
         actions, reasons = [], []
         for key, sign in ((src, -1), (dst, 1)):
             bal = int(pre[key]["bal"]["N"]) + sign * amount
-            sets = "bal = bal %s :m, tx = :tx" % ("-" if sign < 0 else "+")
-            if key[0] == "Feat":
-                sets += ", lsk = bal %s :m, r2 = bal %s :m" % ((("-", "-") if sign < 0
-                                                                else ("+", "+")))
+            sets = "bal = bal {0} :m, tx = :tx".format("-" if sign < 0 else "+")
+            if key[0] == "Feat":  # right-hand sides read the old item: lsk, r2 = the new bal
+                sets += ", lsk = bal {0} :m, r2 = bal {0} :m".format("-" if sign < 0 else "+")
             upd = {"TableName": key[0], "Key": key_av(key), "UpdateExpression": "SET " + sets,
                    "ExpressionAttributeValues": {":m": N(amount), ":tx": S(name)}}
             ok = True
