@@ -44,6 +44,7 @@ import pytest
 from botocore.config import Config
 
 READY_PREFIX = "kura-server listening on http://"
+HANG_S = 60  # the deadline of a wait for something that must happen: only a hang reaches it
 TYPE_PREFIX = "com.amazonaws.dynamodb.v20120810#"
 
 
@@ -199,6 +200,54 @@ class KuraServer:
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
 
+    def start_and_kill_early(self, when, timeout=START_TIMEOUT_S):
+        """Starts the server on its data directory and SIGKILLs it as soon as `when(paths)` is
+        true of the set of files under the data directory that the process has open (polled
+        from /proc/PID/fd), so that the kill lands in its startup recovery. Returns True when
+        the kill came before the server listened, False when it was already listening (the
+        polling missed the window: the caller may try again). Either way the process is gone
+        and start() may follow."""
+        assert self.proc is None, "server already running"
+        self.starts += 1
+        cmd = [self.binary, "--port", "0", "--host", "127.0.0.1", "--data", self.data_dir]
+        cmd += self.args
+        out_path, err_path = self._log_paths()
+        with open(out_path, "wb") as out, open(err_path, "wb") as err:
+            self.proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        fd_dir = "/proc/%d/fd" % self.proc.pid
+        prefix = os.path.realpath(self.data_dir) + os.sep
+        deadline = time.monotonic() + timeout
+        while True:
+            paths = set()
+            try:
+                for fd in os.listdir(fd_dir):
+                    try:
+                        target = os.readlink(os.path.join(fd_dir, fd))
+                    except OSError:
+                        continue
+                    if target.startswith(prefix):
+                        paths.add(target[len(prefix):])
+            except OSError:
+                pass
+            if paths and when(paths):
+                listening = False
+                break
+            with open(out_path, "rb") as f:
+                if READY_PREFIX.encode() in f.read():
+                    listening = True
+                    break
+            if self.proc.poll() is not None:
+                rc = self.proc.returncode
+                self.proc = None
+                pytest.fail("kura-server exited with %s during its start: %s\n%s" %
+                            (rc, " ".join(cmd), self.logs()))
+            if time.monotonic() > deadline:
+                self.kill()
+                pytest.fail("kura-server neither recovered nor listened within %.0f s\n%s" %
+                            (timeout, self.logs()))
+        self.kill()
+        return not listening
+
 
 class ExternalServer:
     """KURA_ENDPOINT: an already running DynamoDB-compatible endpoint (development only)."""
@@ -292,6 +341,50 @@ def ddb_validating(server):
     return make_client(server.url, validate=True)
 
 
+def streams_client(url, key="AKIDKURATEST", secret="kura-test-secret"):
+    """A boto3 DynamoDB Streams client (no retries, no parameter validation)."""
+    cfg = Config(retries={"max_attempts": 0}, parameter_validation=False)
+    return boto3.client("dynamodbstreams", endpoint_url=url, region_name="us-east-1",
+                        aws_access_key_id=key, aws_secret_access_key=secret, config=cfg)
+
+
+def read_stream(streams, arn):
+    """Every record of the stream from TRIM_HORIZON, shard by shard (each in its order)."""
+    records = []
+    for sh in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
+        it = streams.get_shard_iterator(StreamArn=arn, ShardId=sh["ShardId"],
+                                        ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
+        while it:
+            page = streams.get_records(ShardIterator=it)
+            records.extend(page["Records"])
+            if not page["Records"]:
+                break
+            it = page.get("NextShardIterator")
+    return records
+
+
+def read_all(client, op, **kw):
+    """Every item of a paginated Query or Scan (op: "query" or "scan")."""
+    out, start = [], None
+    while True:
+        if start:
+            kw["ExclusiveStartKey"] = start
+        r = getattr(client, op)(**kw)
+        out += r["Items"]
+        start = r.get("LastEvaluatedKey")
+        if not start:
+            return out
+
+
+def wait_until(cond, timeout=20.0, what="condition"):
+    """Calls cond() until it returns true; fails after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            pytest.fail("%s not reached in %.0f s" % (what, timeout))
+        time.sleep(0.02)
+
+
 # ---- raw HTTP ---------------------------------------------------------------------------------
 
 class RawResponse:
@@ -359,6 +452,11 @@ def call(server, op, body, **kw):
     """A DynamoDB operation as raw JSON (for shapes the installed botocore lacks, and to see the
     exact error body). Returns a RawResponse."""
     return raw_request(server, body, target=op, **kw)
+
+
+def index_wait(server, body, **kw):
+    """kura-server's POST /kura/index-wait extension (docs/server.md, "Extensions")."""
+    return raw_request(server, body, method="POST", path="/kura/index-wait", auth=False, **kw)
 
 
 def parse_http_responses(data):

@@ -29,8 +29,8 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
-from conftest import (RawResponse, call, check_protocol_headers, make_client, raw_request,
-                      scaled, server_binary, unique_name)
+from conftest import (RawResponse, call, check_protocol_headers, index_wait, make_client,
+                      raw_request, read_all, scaled, server_binary, unique_name)
 
 STATS_KEYS = {"IndexName", "Kind", "Status", "Backfilling", "LagWrites", "LagMillis", "Applied",
               "Checkpoints", "QueueBytes", "Error", "Rebuilding"}
@@ -83,19 +83,6 @@ def put_all(ddb, name, items):
                                                   for it in items[i:i + 25]]})
 
 
-def read_all(ddb, op, **kw):
-    """Every item of a paginated Query or Scan."""
-    out, start = [], None
-    while True:
-        if start:
-            kw["ExclusiveStartKey"] = start
-        r = getattr(ddb, op)(**kw)
-        out += r["Items"]
-        start = r.get("LastEvaluatedKey")
-        if not start:
-            return out
-
-
 def gsi_query(ddb, name, g):
     return read_all(ddb, "query", TableName=name, IndexName="ByG",
                     KeyConditionExpression="g = :g", ExpressionAttributeValues={":g": S(g)})
@@ -103,10 +90,6 @@ def gsi_query(ddb, name, g):
 
 def keys(items):
     return sorted((it["pk"]["S"], it["sk"]["S"]) for it in items)
-
-
-def index_wait(srv, body, **kw):
-    return raw_request(srv, body, method="POST", path="/kura/index-wait", auth=False, **kw)
 
 
 def index_stats(srv, query=""):

@@ -40,7 +40,7 @@ import time
 import pytest
 from botocore.exceptions import BotoCoreError, ClientError
 
-from conftest import create_table, make_client, raw_request, scaled, seeded_rng
+from conftest import HANG_S, create_table, make_client, raw_request, scaled, seeded_rng
 
 
 # ---- the checker (pure) ----------------------------------------------------------------------
@@ -152,7 +152,6 @@ def check_history(ops, finals):
 # ---- the workload ----------------------------------------------------------------------------
 
 UPDATE = "SET prevop = if_not_exists(lastop, :none), lastop = :id ADD c :one"
-HANG_S = 60  # the deadline of a wait for something that must happen: only a hang reaches it
 EXTRA_EPOCHS = 10
 
 

@@ -24,11 +24,10 @@ import time
 import pytest
 from botocore.exceptions import BotoCoreError, ClientError
 
-from conftest import (KuraServer, assert_server_answers, call, create_table, http_head,
+from conftest import (HANG_S, KuraServer, assert_server_answers, call, create_table, http_head,
                       make_client, scaled, server_binary, tmp_root)
 
 
-HANG_S = 60  # the deadline of a wait for something that must happen: only a hang reaches it
 # kura-server closes an idle connection after 60 s (srv_config.timeout_s); a shutdown or a
 # close that waited for that would take at least this long
 PROMPT_S = 30

@@ -23,11 +23,10 @@ import time
 
 import pytest
 
-from conftest import (assert_server_answers, call, http_head, scaled, seeded_rng,
+from conftest import (HANG_S, assert_server_answers, call, http_head, scaled, seeded_rng,
                       socket_exchange, unique_name)
 
 
-HANG_S = 60  # every wait's deadline: only a hang reaches it
 
 
 @pytest.fixture(scope="module")

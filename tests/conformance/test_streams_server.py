@@ -12,21 +12,14 @@ import shutil
 import subprocess
 import time
 
-import boto3
 import pytest
-from botocore.config import Config
 
-from conftest import make_client, raw_request, server_binary, unique_name, wait_active
+from conftest import (make_client, raw_request, read_stream, server_binary, streams_client,
+                      unique_name, wait_active, wait_until)
 
 OFFSET = 7200  # the sweeping server's TTL clock runs this many seconds ahead
 # the API reference's Identity (boto3 drops the lower-case names of Lambda's events)
 SERVICE_IDENTITY = {"PrincipalId": "dynamodb.amazonaws.com", "Type": "Service"}
-
-
-def streams_client(url, key="AKIDKURATEST", secret="kura-test-secret"):
-    cfg = Config(retries={"max_attempts": 0}, parameter_validation=False)
-    return boto3.client("dynamodbstreams", endpoint_url=url, region_name="us-east-1",
-                        aws_access_key_id=key, aws_secret_access_key=secret, config=cfg)
 
 
 def stream_table(ddb, view="NEW_AND_OLD_IMAGES"):
@@ -39,29 +32,6 @@ def stream_table(ddb, view="NEW_AND_OLD_IMAGES"):
                                                  "StreamViewType": view})["TableDescription"]
     wait_active(ddb, name)
     return name, desc["LatestStreamArn"]
-
-
-def read_stream(streams, arn):
-    """Every record of the stream from TRIM_HORIZON, shard by shard."""
-    records = []
-    for sh in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
-        it = streams.get_shard_iterator(StreamArn=arn, ShardId=sh["ShardId"],
-                                        ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
-        while it:
-            page = streams.get_records(ShardIterator=it)
-            records.extend(page["Records"])
-            if not page["Records"]:
-                break
-            it = page.get("NextShardIterator")
-    return records
-
-
-def wait_until(cond, timeout=20.0):
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            pytest.fail("condition not reached in %.0f s" % timeout)
-        time.sleep(0.05)
 
 
 # ---- Time to Live deletes --------------------------------------------------------------------

@@ -18,7 +18,7 @@ import time
 import pytest
 from botocore.exceptions import ClientError
 
-from conftest import call, make_client, unique_name
+from conftest import call, make_client, unique_name, wait_until
 
 OFFSET = 7200  # the fast server's clock runs this many seconds ahead
 
@@ -138,13 +138,6 @@ def test_change_within_the_interval(slow):
         c.update_time_to_live(TableName=name, TimeToLiveSpecification=spec(False))
     assert error(e) == ("ValidationException",
                         "Time to live has been modified multiple times within a fixed interval")
-
-
-def wait_until(cond, timeout=20.0):
-    deadline = time.monotonic() + timeout
-    while not cond():
-        assert time.monotonic() < deadline, "condition not met in %.0f s" % timeout
-        time.sleep(0.02)
 
 
 def test_expired_items_disappear(sweeping):
