@@ -344,6 +344,14 @@ kura_status kura_check(kura_db *db, const char *table_name, kura_check_fn fn, vo
     memset(&sum, 0, sizeof sum);
     check_ctx c = {db, fn, arg, &sum};
     kura_status s;
+    uint64_t rebuilt = atomic_load(&db->ix_rebuilt_at_open);
+    if (rebuilt > 0) /* repaired before anything could read them: said, not counted */
+        check_note(&c, "%llu secondary index%s last written by an earlier kura (whose recovery "
+                       "could leave stale and missing entries) %s rebuilt when the database "
+                       "was opened (docs/architecture.md, \"Indexes of an earlier kura, at "
+                       "open\")",
+                   (unsigned long long)rebuilt, rebuilt == 1 ? "" : "es",
+                   rebuilt == 1 ? "was" : "were");
     if (table_name) {
         kura_table *t;
         if ((s = table_acquire_named(db, table_name, &t)) != KURA_OK)
