@@ -584,11 +584,6 @@ static void test_features_kill9_loop(void **state)
         bool ok = reopen_check(&w, i + 1, why, sizeof why);
         tot.child_ns += t1 - t0;
         tot.check_ns += know_ns() - t1;
-        if (getenv("FX_VERBOSE"))
-            fprintf(stderr, "round %llu: child %llu ms, check %llu ms, ddl %llu at_kill %llu open %llu\n",
-                    (unsigned long long)i, (unsigned long long)(t1 - t0) / 1000000,
-                    (unsigned long long)(know_ns() - t1) / 1000000, (unsigned long long)r.ddl,
-                    (unsigned long long)r.at_kill, (unsigned long long)r.open_ms);
         if (!ok)
             fail_msg("kill %llu (KURA_TEST_SEED=%llu; %s, GNew %s at the kill): %s",
                      (unsigned long long)i + 1, (unsigned long long)g_seed,

@@ -48,31 +48,25 @@ static const char CREATE_ITEMS[] =
 
 static const char CREATE_A[] =
     "{\"TableName\":\"" FX_A "\"," PAYG ",\"AttributeDefinitions\":[" AD("pk", "S") ","
-    AD("owner", "S") "," AD("bal", "N") "," AD("ops", "N") "],"
+    AD("owner", "S") "," AD("bal", "N") "],"
     "\"KeySchema\":[" KS("pk", "HASH") "],\"GlobalSecondaryIndexes\":["
     "{\"IndexName\":\"ByOwner\",\"KeySchema\":[" KS("owner", "HASH") "," KS("bal", "RANGE") "],"
-    "\"Projection\":{\"ProjectionType\":\"ALL\"}},"
-    "{\"IndexName\":\"ByOps\",\"KeySchema\":[" KS("owner", "HASH") "," KS("ops", "RANGE") "],"
-    "\"Projection\":{\"ProjectionType\":\"INCLUDE\",\"NonKeyAttributes\":[\"bal\"]}}]}";
+    "\"Projection\":{\"ProjectionType\":\"ALL\"}}]}";
 
 static const char CREATE_B[] =
     "{\"TableName\":\"" FX_B "\"," PAYG "," STREAM ",\"AttributeDefinitions\":[" AD("pk", "S") ","
-    AD("sk", "S") "," AD("bal", "N") "," AD("ops", "N") "," AD("esc_of", "S") "],"
+    AD("sk", "S") "," AD("bal", "N") "," AD("esc_of", "S") "],"
     "\"KeySchema\":[" KS("pk", "HASH") "," KS("sk", "RANGE") "],\"LocalSecondaryIndexes\":["
     "{\"IndexName\":\"BByBal\",\"KeySchema\":[" KS("pk", "HASH") "," KS("bal", "RANGE") "],"
-    "\"Projection\":{\"ProjectionType\":\"ALL\"}},"
-    "{\"IndexName\":\"BByOps\",\"KeySchema\":[" KS("pk", "HASH") "," KS("ops", "RANGE") "],"
-    "\"Projection\":{\"ProjectionType\":\"KEYS_ONLY\"}}],\"GlobalSecondaryIndexes\":["
+    "\"Projection\":{\"ProjectionType\":\"ALL\"}}],\"GlobalSecondaryIndexes\":["
     "{\"IndexName\":\"BBal\",\"KeySchema\":[" KS("bal", "HASH") "],"
     "\"Projection\":{\"ProjectionType\":\"KEYS_ONLY\"}},"
     "{\"IndexName\":\"Escrows\",\"KeySchema\":[" KS("esc_of", "HASH") "],"
     "\"Projection\":{\"ProjectionType\":\"INCLUDE\",\"NonKeyAttributes\":[\"amt\"]}}]}";
 
 static const char CREATE_L[] =
-    "{\"TableName\":\"" FX_L "\"," PAYG ",\"AttributeDefinitions\":[" AD("pk", "S") ","
-    AD("grp", "S") "," AD("seq", "N") "],\"KeySchema\":[" KS("pk", "HASH") "],"
-    "\"GlobalSecondaryIndexes\":[{\"IndexName\":\"LBySeq\",\"KeySchema\":[" KS("grp", "HASH") ","
-    KS("seq", "RANGE") "],\"Projection\":{\"ProjectionType\":\"KEYS_ONLY\"}}]}";
+    "{\"TableName\":\"" FX_L "\"," PAYG ",\"AttributeDefinitions\":[" AD("pk", "S") "],"
+    "\"KeySchema\":[" KS("pk", "HASH") "]}";
 
 static const char CREATE_GNEW[] =
     "{\"TableName\":\"" FX_ITEMS "\",\"AttributeDefinitions\":[" AD("x", "N") "," AD("lsk", "N")
@@ -87,9 +81,9 @@ static const char DELETE_GNEW[] =
 /* The indexes of each table (GNew: when there). */
 static const char *const k_indexes[4][8] = {
     {"LKeys", "LIncl", "LAll", "GAll", "GIncl", "GMulti", FX_GNEW, NULL},
-    {"ByOwner", "ByOps", NULL},
-    {"BByBal", "BByOps", "BBal", "Escrows", NULL},
-    {"LBySeq", NULL},
+    {"ByOwner", NULL},
+    {"BByBal", "BBal", "Escrows", NULL},
+    {NULL},
 };
 
 uint64_t fx_mix(uint64_t a, uint64_t b)
