@@ -7,17 +7,18 @@
  * tests, and together a kill -9 corrupted the GSIs (a WAL is not in sequence order; the index
  * replay at open assumed it was).
  *
- * Each round forks a child that opens the database (KURA_SYNC, 4 partitions of 128 KiB
- * memtables, L0 trigger 2: flushes, index checkpoints, WAL retention and compactions run all
- * the time) and runs at once: NIW item writers (PutItem, UpdateItem, DeleteItem,
- * BatchWriteItem, TransactWriteItems of their own FxItems items over several partitions),
- * NBW bank writers (TransactWriteItems of Put, Update, Delete and ConditionCheck actions over
- * FxA, FxB and FxL), a thread sweeping expired items (kura_ttl_sweep, the TTL clock fixed at
- * FX_NOW, so one version in eight is expired when written), in every other round a thread
- * checkpointing the indexes every ~20 ms, and, in one round in four, an UpdateTable that
- * creates the GSI GNew (its backfill runs while the writers write) or, one in four, deletes
- * it. Every call that returns OK is reported through a pipe (crash/k9pipe.h). The parent
- * kills the child with SIGKILL at a seeded time: 5-150 ms after the writers started, 0-25 ms
+ * Each round forks a child that opens the database (KURA_SYNC with real fsyncs, 2 partitions
+ * per table and index of 256 KiB memtables, L0 trigger 2) and runs at once: NIW item writers
+ * (PutItem, UpdateItem, DeleteItem, BatchWriteItem, TransactWriteItems of their own FxItems
+ * items over several partitions), NBW bank writers (TransactWriteItems of Put, Update, Delete
+ * and ConditionCheck actions over FxA, FxB and FxL), a thread sweeping expired items
+ * (kura_ttl_sweep, the TTL clock fixed at FX_NOW, so one version in eight is expired when
+ * written), a thread flushing a base table every ~10 ms and, in every other pair of rounds,
+ * checkpointing a table's indexes in between (so flushes, index checkpoints, WAL retention
+ * and compactions run all the time), and, in one round in four, an UpdateTable that creates
+ * the GSI GNew (its backfill runs while the writers write) or, one in four, deletes it.
+ * Every call that returns OK is reported through a pipe (crash/k9pipe.h). The parent
+ * kills the child with SIGKILL at a seeded time: 5-150 ms after the writers started, 0-12 ms
  * after an UpdateTable (inside the backfill), or, one round in eight, 0-(open time) ms after
  * the fork (inside the recovery of the open). One round in six then forks a second child
  * that only opens the database and kills it too, at a seeded time within the open: recovery
@@ -39,13 +40,15 @@
  *     replayed are the tables' items; every fourth check the shards are read again from
  *     TRIM_HORIZON and must be exactly what the consumer took (crash/fxstream.h);
  *  5. no partition is read-only.
- * The check commits what it found and the next child continues from there. Kill points
+ * The parent's reopen runs on the no-sync env (a SIGKILL loses nothing the OS has). The
+ * check commits what it found and the next child continues from there. Kill points
  * follow the machine's timing, the verdict must not: the loop requires that the kills cut
  * acknowledged transactions, index checkpoints, a backfill, TTL deletes (a kill during a
  * sweep that deleted), a recovery (an early kill) and a second recovery, and runs on (up to
  * 4 x) until they have.
  *
  * Watchdog. A child that deadlocks must fail the test, not hang it or pass: at the kill time
+ * of an ordinary round (not a DDL or early one, whose kill times must stay where they are)
  * every writer and the sweeper must have made progress in the second half of the round; the
  * parent waits up to WATCHDOG_S for one that has not, then fails naming it. The parent's own
  * reopen and check run under alarm(): a hang there ends the test with a message.
