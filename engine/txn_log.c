@@ -530,7 +530,14 @@ kura_status txn_commit(kura_db *db, txn_piece *pieces, size_t n, bool sync,
         goto out;
     }
     /* The range, only now: readers wait for the transaction (visibility is in sequence
-     * order) only while its commit record is written and its pieces applied. */
+     * order) only while its commit record is written and its pieces applied. A write the
+     * partitions take meanwhile gets a lower sequence than the pieces before it in their
+     * WALs (tests write one at this crash point to make that order certain). */
+    if ((s = io_crash_point(db->io, "txn.before_range")) != KURA_OK) {
+        for (size_t i = 0; i < appended; i++)
+            lsm_txn_end(parts[i], &slots[i]);
+        goto out;
+    }
     uint64_t first = lsm_txn_alloc(&db->sh, parts, offs, slots, n, total);
     for (size_t i = 0; i < n; i++)
         lsm_rep_set_seq(m[i].rep.data, first + offs[i]);

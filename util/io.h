@@ -217,6 +217,8 @@ kura_status io_read_file(io_env *e, const char *path, io_kind kind, size_t max_b
  *   manifest.after_current    CURRENT switched, old manifest not yet deleted
  *   recovery.after_replay     WAL replayed into memtables, before the recovery flush
  *   txn.after_prepare         a transaction's piece is in one partition's WAL, not yet synced
+ *   txn.before_range          a transaction's pieces are durable, its sequence range not yet
+ *                             allocated (other writes to its partitions may go on)
  *   txn.after_commit          a transaction's commit record is durable, no piece applied yet
  */
 

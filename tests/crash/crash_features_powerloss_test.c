@@ -10,14 +10,19 @@
  *   1. P1 operations of two item writers, a bank transaction after every third, the stream
  *      consumers reading after every tenth (pages of 3 records: they stop inside batches and
  *      transaction pieces), a flush of FxItems and FxB and a checkpoint of every index at
- *      op P1 / 2, and in relaxed durability a kura_sync every SYNC_EVERY ops;
+ *      op P1 / 2, and in relaxed durability a kura_sync every SYNC_EVERY ops; where an item
+ *      transaction spans both of FxItems' partitions, the other item writer's next write runs
+ *      at its crash point "txn.before_range" (pieces durable, range not yet allocated), so
+ *      that it lands after a piece in a WAL with a lower sequence: the order of issue 22, at
+ *      the same operations in every run (item_op_nested);
  *   2. a TTL sweep (kura_ttl_sweep: the clock shows FX_NOW, one version in eight is expired);
  *   3. UpdateTable creates GNew; DURING item operations while its backfill runs; the
  *      workload waits until it is ACTIVE;
  *   4. three threads at once: two bank writers (TransactWriteItems over FxA, FxB and FxL)
  *      and an item writer (whose transactions span FxItems' partitions), so that a
- *      transaction's piece reaches a WAL before records of lower sequences (a clean run
- *      counts such records, walks every WAL and requires some);
+ *      transaction's piece may also reach a WAL before records of lower sequences here (the
+ *      threads decide); a clean run counts such records after phase 1 (which must have some)
+ *      and at the end, walking every WAL;
  *   5. another TTL sweep, the consumers read, kura_sync (relaxed), close.
  * A clean run counts the mutating I/O operations M; the sweep crashes before n = 1 + i * M /
  * CUTS for i < CUTS (FREEZE: everything fails from there on), cuts the power (DROP and TEAR
@@ -34,8 +39,9 @@
  *    entry of a write the power loss took, nor lacks one of a write that survived;
  *  - the streams replay to the tables, and every record the consumers read before the loss
  *    is still there, unchanged (the stream shows only durable records) (crash/fxstream.h).
- * The threads make the operation sequence vary a little between runs; the checks hold for
- * any interleaving, so the verdict does not.
+ * Phase 4's threads make the operation sequence vary a little between runs; the checks hold
+ * for any interleaving, so the verdict does not. Before 95f791b's index fix, a cut after the
+ * first write at "txn.before_range" fails (an LSI misses the entries of that write).
  *
  * Canary: relaxed writes checked as if acknowledged meant durable must fail some DROP cuts.
  * Reproduce with the printed KURA_TEST_SEED; KURA_TEST_CUT=n runs the cut before op n only.
@@ -49,6 +55,7 @@
 
 #include "crash/fxstream.h"
 #include "crash/fxwork.h"
+#include "crash/fxwork_int.h"
 #include "crash/nosync_env.h"
 #include "crash/scratch.h"
 #include "crash/slowsync_env.h"
@@ -154,7 +161,18 @@ typedef struct run {
     uint64_t bank_acked[NBW];
     bool failed; /* a call failed: after the crash, expected */
     bool count_ooo; /* the clean run: count WAL records out of sequence order (r.ooo) */
-    uint64_t ooo;
+    uint64_t ooo, ooo_p1; /* at the end, after phase 1 */
+    fx_config c;
+    /* Phase 1's write at "txn.before_range" (before_range): the item writer whose next
+     * operation the hook runs on a thread of its own, -1: not armed (atomic). */
+    int armed;
+    bool nested_started, nested_timeout, nested_bug;
+    int nested_done; /* atomic */
+    uint32_t nested_u;
+    kthread nested_th;
+    kura_status nested_s;
+    uint64_t nested; /* such writes acknowledged */
+    char nested_why[1024];
     char why[1024];
 } run;
 
@@ -171,6 +189,124 @@ static bool item_op(run *r, uint32_t t)
 {
     return fxm_run(r->m, r->db, t, r->why, sizeof r->why) == KURA_OK ||
            failed(r, "item write", r->why);
+}
+
+/* ---- the write at "txn.before_range" --------------------------------------------------------
+ *
+ * A transaction's pieces are appended, the partitions' leads let go, the pieces synced, and
+ * only then is the range allocated (engine/txn_log.c): a write to one of its partitions in
+ * between has a lower sequence than the piece before it in that WAL, the order issue 22's
+ * index replay got wrong. Left to the threads of phase 4 that order is luck; so in phase 1,
+ * when item writer t's next operation is a TransactWriteItems over both of FxItems'
+ * partitions and the other writer u's next one is a single write (or batch) whose items
+ * share no stripe lock (table_item_lock) with the transaction's (which holds them at the
+ * point: its thread would wait for itself), the crash point hook runs u's operation on a
+ * thread and waits for its acknowledgement. Which operations qualify is a function of the
+ * seed, so the clean run and every cut run get the same out-of-order records in the same
+ * places. */
+
+/* The stripe and partition of writer t's item k in FxItems. */
+static void item_place(kura_table *tb, uint32_t t, uint32_t k, kmutex **stripe, uint32_t *part)
+{
+    char json[128];
+    size_t n = fx_key_json(t, k, json, sizeof json);
+    kura_value *v = NULL;
+    kbuf kb = KBUF_INIT;
+    assert_kura_ok(kura_value_from_json(json, n, true, &v));
+    assert_kura_ok(key_build(&tb->ks, v, KEY_FROM_KEY, &kb));
+    *stripe = table_item_lock(tb, kb.data, kb.len);
+    *part = kura_tree_partition_of(tb->tree, kb.data, kb.len);
+    kbuf_free(&kb);
+    kura_value_free(v);
+}
+
+/* Whether writer t's next operation and the other writer's qualify (see above). */
+static bool nested_fits(run *r, uint32_t t)
+{
+    fx_op op, ou;
+    fx_gen(&r->c, t, fxm_next(r->m, t), &op);
+    fx_gen(&r->c, 1 - t, fxm_next(r->m, 1 - t), &ou);
+    if (op.type != FX_TXN || ou.type == FX_TXN)
+        return false;
+    kura_table *tb;
+    assert_kura_ok(table_acquire(r->db, FX_ITEMS, &tb));
+    kmutex *held[FX_MAX_ENTRIES + 1];
+    uint32_t nheld = 0, parts = 0, p;
+    for (uint32_t i = 0; i < op.n; i++) {
+        item_place(tb, t, op.e[i].key, &held[nheld++], &p);
+        parts |= 1u << p;
+    }
+    if (op.check_key >= 0)
+        item_place(tb, t, (uint32_t)op.check_key, &held[nheld++], &p);
+    bool fits = parts == (1u << tb->tree->nparts) - 1 && tb->tree->nparts == 2;
+    for (uint32_t i = 0; fits && i < ou.n; i++) {
+        kmutex *m;
+        item_place(tb, 1 - t, ou.e[i].key, &m, &p);
+        for (uint32_t k = 0; k < nheld; k++)
+            fits = fits && m != held[k];
+    }
+    table_release(tb);
+    return fits;
+}
+
+static void *nested_thread(void *arg)
+{
+    run *r = arg;
+    r->nested_s = fxm_run(r->m, r->db, r->nested_u, r->nested_why, sizeof r->nested_why);
+    r->nested_bug = r->nested_s != KURA_OK && !io_fault_crashed(r->f);
+    __atomic_store_n(&r->nested_done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* The crash point hook: at "txn.before_range", when armed, the other writer's operation,
+ * acknowledged (or failed by the crash) before the transaction goes on. */
+static kura_status before_range(void *arg, const char *name)
+{
+    run *r = arg;
+    if (strcmp(name, "txn.before_range") != 0)
+        return KURA_OK;
+    int u = __atomic_exchange_n(&r->armed, -1, __ATOMIC_ACQ_REL);
+    if (u < 0)
+        return KURA_OK;
+    r->nested_u = (uint32_t)u;
+    __atomic_store_n(&r->nested_done, 0, __ATOMIC_RELEASE);
+    if (!kthread_start(&r->nested_th, nested_thread, r))
+        return kura_err(KURA_E_NOMEM, "test: thread start");
+    r->nested_started = true;
+    for (uint64_t end = know_ns() + WAIT_MS * 1000000ull;
+         !__atomic_load_n(&r->nested_done, __ATOMIC_ACQUIRE);) {
+        if (know_ns() > end) {
+            r->nested_timeout = true; /* joined by item_op_nested, which fails the test */
+            break;
+        }
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+    return KURA_OK;
+}
+
+/* Phase 1's item operation of writer t, with the other writer's at the transaction's
+ * "txn.before_range" when they qualify. */
+static bool item_op_nested(run *r, uint32_t t)
+{
+    if (!nested_fits(r, t))
+        return item_op(r, t);
+    __atomic_store_n(&r->armed, (int)(1 - t), __ATOMIC_RELEASE);
+    kura_status s = fxm_run(r->m, r->db, t, r->why, sizeof r->why);
+    __atomic_store_n(&r->armed, -1, __ATOMIC_RELEASE);
+    if (r->nested_started) {
+        kthread_join(r->nested_th);
+        r->nested_started = false;
+        if (r->nested_timeout)
+            fail_msg("the write at txn.before_range waited %d ms (a deadlock?)", WAIT_MS);
+        if (r->nested_bug)
+            fail_msg("the write at txn.before_range: %s (no crash yet)", r->nested_why);
+        r->nested += r->nested_s == KURA_OK;
+    } else if (s == KURA_OK && !io_fault_crashed(r->f)) {
+        fail_msg("writer %u's transaction %llu never reached txn.before_range", t,
+                 (unsigned long long)fxm_next(r->m, t) - 1);
+    }
+    return s == KURA_OK || failed(r, "item write", r->why);
 }
 
 static bool bank_op(run *r, uint32_t w)
@@ -279,7 +415,7 @@ static void workload(const char *dir, run *r)
         ok = fx_bank_load(r->db, w, &r->bank[w], r->why, sizeof r->why) == KURA_OK ||
              failed(r, "bank load", r->why);
     for (int i = 1; ok && i <= P1; i++) {
-        ok = item_op(r, (uint32_t)i % NIW);
+        ok = item_op_nested(r, (uint32_t)i % NIW);
         if (ok && i % 3 == 0)
             ok = bank_op(r, (uint32_t)(i / 3) % NBW);
         if (ok && i % 10 == 0)
@@ -289,6 +425,8 @@ static void workload(const char *dir, run *r)
         if (ok && i % SYNC_EVERY == 0)
             ok = sync_db(r);
     }
+    if (ok && r->count_ooo)
+        r->ooo_p1 = out_of_order(r->db);
     ok = ok && ttl_sweep(r);
     ok = ok && (fx_gnew_ddl(r->db, true, r->why, sizeof r->why) == KURA_OK ||
                 failed(r, "UpdateTable", r->why));
@@ -448,7 +586,7 @@ static bool reopen_check(const char *dir, run *r, uint64_t *ops_out, char *why, 
 
 typedef struct cut_result {
     bool crashed, ok;
-    uint64_t m, reopen_ops, ooo;
+    uint64_t m, reopen_ops, ooo, ooo_p1, nested;
     fxm_stats ms;
     char why[2048];
 } cut_result;
@@ -472,9 +610,12 @@ static void cut(kura_durability d, bool durable_acks, uint64_t n, io_loss_mode m
     r.m = fxm_new(&c);
     r.streams[0] = fxs_fresh(g_streams[0]);
     r.streams[1] = fxs_fresh(g_streams[1]);
+    r.c = c;
+    r.armed = -1;
     r.f = io_fault_new(nosync_env());
     r.ss = slowsync_new(io_fault_env(r.f));
     assert_non_null(r.ss);
+    slowsync_set_hook(r.ss, before_range, &r);
     if (n)
         io_fault_crash_at_op(r.f, n, IO_CRASH_FREEZE);
     workload(dir, &r);
@@ -490,6 +631,8 @@ static void cut(kura_durability d, bool durable_acks, uint64_t n, io_loss_mode m
     char why[1600];
     res->ok = reopen_check(dir, &r, &res->reopen_ops, why, sizeof why);
     res->ooo = r.ooo;
+    res->ooo_p1 = r.ooo_p1;
+    res->nested = r.nested;
     res->ms = *fxm_get_stats(r.m);
     snprintf(res->why, sizeof res->why, "%s (%s, cut before op %llu, %s, reopen crash at op "
                                         "%llu; KURA_TEST_SEED=%llu)",
@@ -503,20 +646,17 @@ static void cut(kura_durability d, bool durable_acks, uint64_t n, io_loss_mode m
 static void sweep(kura_durability d, const char *name)
 {
     cut_result clean;
-    int tries = 0;
-    do { /* the interleaving is the threads': a run without one is tried again */
-        cut(d, d == KURA_SYNC, 0, IO_LOSS_DROP, 0, &clean);
-        if (!clean.ok)
-            fail_msg("%s, a run without a crash: %s", name, clean.why);
-    } while (!clean.ooo && ++tries < 5);
-    /* Reported, not required: whether the threads interleave a transaction's piece with
-     * other writes is the machine's timing, and CI's verdict must not depend on it (it did:
-     * a loaded run found none in 5). crash_txn_index_test and the kill -9 loops cover the
-     * interleaving; the checks below hold whatever the order. */
-    if (!clean.ooo)
-        fprintf(stderr, "%s: no WAL record out of sequence order in 5 runs without a crash "
-                        "(the threads never interleaved a transaction's piece with other "
-                        "writes this time)\n", name);
+    cut(d, d == KURA_SYNC, 0, IO_LOSS_DROP, 0, &clean);
+    if (!clean.ok)
+        fail_msg("%s, a run without a crash: %s", name, clean.why);
+    /* Required: phase 1's writes at "txn.before_range" put records of lower sequences after
+     * transaction pieces, at the same operations in every run (phase 4's threads may add
+     * more). Without them the cuts would not test the order issue 22 got wrong. */
+    if (!clean.nested || !clean.ooo_p1)
+        fail_msg("%s: the run without a crash wrote %llu operations at txn.before_range and "
+                 "its WALs hold %llu records out of sequence order after phase 1 (both must "
+                 "be > 0; KURA_TEST_SEED=%llu)", name, (unsigned long long)clean.nested,
+                 (unsigned long long)clean.ooo_p1, (unsigned long long)g_seed);
     uint64_t m = clean.m, cuts = scratch_scaled(MIN_CUTS), rng = g_seed ^ 0x5eed ^ d;
     uint64_t crashed = 0, gone = 0, applied = 0, absent = 0;
     const char *only = getenv("KURA_TEST_CUT");
@@ -535,11 +675,14 @@ static void sweep(kura_durability d, const char *name)
         applied += r.ms.txn_applied;
         absent += r.ms.txn_absent;
     }
-    fprintf(stderr, "%s: %llu cuts of %llu mutating operations (%llu records out of sequence "
-                    "order in the clean run's WALs), %llu crashed the workload; items gone "
-                    "by TTL %llu; unsettled transactions found applied %llu, not applied %llu\n",
+    fprintf(stderr, "%s: %llu cuts of %llu mutating operations (%llu writes at "
+                    "txn.before_range; records out of sequence order in the clean run's WALs: "
+                    "%llu after phase 1, %llu at the end), %llu crashed the workload; items gone by TTL %llu; unsettled "
+                    "transactions found applied %llu, not applied %llu\n",
             name, (unsigned long long)cuts, (unsigned long long)m,
-            (unsigned long long)clean.ooo, (unsigned long long)crashed, (unsigned long long)gone,
+            (unsigned long long)clean.nested, (unsigned long long)clean.ooo_p1,
+            (unsigned long long)clean.ooo,
+            (unsigned long long)crashed, (unsigned long long)gone,
             (unsigned long long)applied, (unsigned long long)absent);
     if (!only && crashed < cuts * 9 / 10)
         fail_msg("%s: only %llu of %llu cuts crashed the workload", name,

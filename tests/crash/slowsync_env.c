@@ -15,6 +15,8 @@ struct slowsync_env {
     io_env base; /* first: the io_env handed out is the slowsync_env */
     io_env *inner;
     unsigned delay_us; /* atomic */
+    slowsync_hook hook;
+    void *hook_arg;
 };
 
 typedef struct slow_file {
@@ -144,6 +146,12 @@ static kura_status ss_list_dir(io_env *env, const char *path, char ***names_out,
 
 static kura_status ss_crash_point(io_env *env, const char *name)
 {
+    slowsync_env *e = env_of(env);
+    if (e->hook) {
+        kura_status s = e->hook(e->hook_arg, name);
+        if (s != KURA_OK)
+            return s;
+    }
     return io_crash_point(env_of(env)->inner, name);
 }
 
@@ -190,4 +198,10 @@ io_env *slowsync_io(slowsync_env *e)
 void slowsync_set_delay(slowsync_env *e, unsigned us)
 {
     __atomic_store_n(&e->delay_us, us, __ATOMIC_RELAXED);
+}
+
+void slowsync_set_hook(slowsync_env *e, slowsync_hook fn, void *arg)
+{
+    e->hook = fn;
+    e->hook_arg = arg;
 }

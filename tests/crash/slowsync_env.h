@@ -11,7 +11,13 @@
  * sync, outside the fault env's mutex, so other threads append meanwhile as they would while
  * a real disk syncs. The fault env still decides what survives a power cut.
  *
- * Thread safety: as the env below; slowsync_set_delay may be called at any time.
+ * A crash point hook (slowsync_set_hook) runs before a crash point is passed down: a test
+ * makes things happen at a chosen point of the engine's work (crash_features_powerloss_test
+ * writes at "txn.before_range", between a transaction's synced pieces and its sequence
+ * range, which makes the interleaving of issue 22 certain instead of likely).
+ *
+ * Thread safety: as the env below; slowsync_set_delay may be called at any time;
+ * slowsync_set_hook before the env is used.
  */
 #ifndef KURA_TESTS_CRASH_SLOWSYNC_ENV_H
 #define KURA_TESTS_CRASH_SLOWSYNC_ENV_H
@@ -28,5 +34,9 @@ void slowsync_free(slowsync_env *e);
 io_env *slowsync_io(slowsync_env *e);
 /* From now on every WAL sync sleeps `us` microseconds first (0: none). */
 void slowsync_set_delay(slowsync_env *e, unsigned us);
+/* Every crash point calls fn(arg, name) first (from the engine's thread that passes it); a
+ * status other than KURA_OK is returned instead of passing the point down. NULL: none. */
+typedef kura_status (*slowsync_hook)(void *arg, const char *name);
+void slowsync_set_hook(slowsync_env *e, slowsync_hook fn, void *arg);
 
 #endif

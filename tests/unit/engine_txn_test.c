@@ -331,6 +331,9 @@ static void test_named_crash_points(void **state)
     assert_true(crashed);
     assert_false(crash_once("txn.after_prepare", 2, IO_LOSS_DROP, 1, &crashed, NULL));
     assert_true(crashed);
+    /* the pieces are durable, no range and no commit record yet: presumed abort */
+    assert_false(crash_once("txn.before_range", 1, IO_LOSS_DROP, 1, &crashed, NULL));
+    assert_true(crashed);
     /* the commit record is durable, nothing applied: recovery applies every piece */
     assert_true(crash_once("txn.after_commit", 1, IO_LOSS_DROP, 1, &crashed, NULL));
     assert_true(crashed);
