@@ -44,6 +44,8 @@ typedef struct api_call {
     kura_transact_write_res txn; /* TransactionCanceledException: the result whose
                                   * cancellation_reasons the error body lists, handed over by
                                   * TransactWriteItems (owned by kura_execute) */
+    const kura_request_context *ctx; /* where the request came from (borrowed; never NULL:
+                                      * kura_execute_ctx puts an all-defaults one in) */
 } api_call;
 
 typedef struct api_op {
@@ -62,6 +64,7 @@ extern const api_op api_op_transact_write_items, api_op_transact_get_items; /* r
 extern const api_op api_op_update_time_to_live, api_op_describe_time_to_live; /* req_ttl.c */
 extern const api_op api_op_list_streams, api_op_describe_stream, api_op_get_shard_iterator,
     api_op_get_records; /* req_streams.c */
+extern const api_op api_op_describe_endpoints, api_op_describe_limits; /* req_account.c */
 
 /* ---- Change streams (stream_spec.c, req_streams.c) ------------------------------------------ */
 

@@ -4,6 +4,9 @@
  * holds DynamoDB Streams' operations (DynamoDBStreams_20120810: ListStreams, DescribeStream,
  * GetShardIterator, GetRecords; req_streams.c), which speak the same protocol with the same
  * error bodies; kura-server keeps each set under its own X-Amz-Target prefix (server/http.c).
+ * kura_execute_ctx() also takes where the request came from (kura_request_context: the
+ * address DescribeEndpoints answers, req_account.c); kura_execute() is it with the defaults.
+ * docs/data-model.md lists every operation of DynamoDB's model and which of them are here.
  *
  * A request goes through, in DynamoDB's order (dynalite's index.js):
  *   1. the body must be a JSON object                      SerializationException
@@ -54,6 +57,8 @@ static const api_op *const ops[] = {
     &api_op_describe_stream,
     &api_op_get_shard_iterator,
     &api_op_get_records,
+    &api_op_describe_endpoints,
+    &api_op_describe_limits,
 };
 
 /* The error type of the last kura_execute() on this thread; NULL after a success. */
@@ -186,7 +191,14 @@ static kura_status error_body(api_call *c, const char *type, const char *msg, bo
 kura_status kura_execute(kura_db *db, const char *operation, const char *json, size_t len,
                          char **out, size_t *out_len)
 {
-    api_call c = {db, NULL, NULL, NULL, KBUF_INIT, NULL, {NULL, 0, NULL, 0, NULL, 0}};
+    return kura_execute_ctx(db, NULL, operation, json, len, out, out_len);
+}
+
+kura_status kura_execute_ctx(kura_db *db, const kura_request_context *ctx, const char *operation,
+                             const char *json, size_t len, char **out, size_t *out_len)
+{
+    static const kura_request_context defaults = {NULL};
+    api_call c = {.db = db, .out = KBUF_INIT, .ctx = ctx ? ctx : &defaults};
     const char *type = NULL;
     exec_error_type = NULL;
     kura_status s = run(&c, operation, json, len, &type);

@@ -1233,6 +1233,25 @@ kura_status kura_execute(kura_db *db, const char *operation, const char *json, s
                          char **out, size_t *out_len);
 const char *kura_execute_error_type(void);
 
+/* The default of kura_request_context.endpoint: DynamoDB Local's and kura-server's default
+ * address, what DescribeEndpoints answers when the caller names none. */
+#define KURA_DEFAULT_ENDPOINT "localhost:8000"
+
+/*
+ * What kura_execute_ctx() knows of where a request came from, beyond its body. Every member
+ * may be NULL (its default); the strings are borrowed for the call.
+ */
+typedef struct kura_request_context {
+    /* The address the request was sent to, "host[:port]" (kura-server passes the request's
+     * Host header, else its listening address): DescribeEndpoints' "Address". NULL or "":
+     * KURA_DEFAULT_ENDPOINT. */
+    const char *endpoint;
+} kura_request_context;
+
+/* kura_execute() with a context (NULL: every default); kura_execute() is this with NULL. */
+kura_status kura_execute_ctx(kura_db *db, const kura_request_context *ctx, const char *operation,
+                             const char *json, size_t len, char **out, size_t *out_len);
+
 #ifdef __cplusplus
 }
 #endif

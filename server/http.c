@@ -153,6 +153,9 @@ struct srv_http {
     kura_db *db;
     const srv_config *cfg;
     uint16_t port;
+    /* "host:port" listened on ("[v6]:port"): DescribeEndpoints' address of a request
+     * without a Host header */
+    char listen_addr[1100];
     atomic_int inflight;  /* requests between their first call and their completion */
     atomic_uint_fast64_t started; /* requests ever started (beside inflight: one cache line) */
     atomic_bool stopping; /* set by srv_http_stop(): answers close their connection */
@@ -176,6 +179,8 @@ struct srv_req {
     srv_thread *thread; /* the serving thread of its connection, woken when it is resumed */
     struct MHD_Connection *conn;
     const char *op;
+    const char *host; /* the Host header (MHD's copy, valid until the request completes), or
+                       * NULL: kura_request_context's endpoint */
     atomic_bool ran;   /* the writer has run it (set before the connection is resumed) */
     bool queued;
     bool suspended;   /* counted in writers.suspended */
@@ -346,7 +351,8 @@ static void execute(srv_http *h, srv_req *r, const char *op)
     const char *body = r->body.data ? (const char *)r->body.data : "";
     r->op = op;
     if (h->cfg->gsi_read_wait_ms && read_wait_failed(h, r, op, body)) return;
-    kura_status s = kura_execute(h->db, op, body, r->body.len, &r->out, &r->out_len);
+    kura_request_context ctx = {.endpoint = r->host && *r->host ? r->host : h->listen_addr};
+    kura_status s = kura_execute_ctx(h->db, &ctx, op, body, r->body.len, &r->out, &r->out_len);
     r->type = s == KURA_OK ? NULL : kura_execute_error_type();
     if (r->type && strcmp(r->type, "InternalServerError") == 0)
         r->log_msg = strdup(kura_last_error());
@@ -522,6 +528,7 @@ static enum MHD_Result on_complete(srv_http *h, struct MHD_Connection *conn, srv
     }
     const char *op =
         target_op(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Amz-Target"));
+    r->host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
     if (h->writers.pool && is_write(op))
         return hand_to(h, conn, r, op, h->writers.pool, write_job);
     execute(h, r, op);
@@ -864,6 +871,8 @@ kura_status srv_http_start(kura_db *db, const srv_config *cfg, srv_http **h_out)
     if (getsockname(fd, (struct sockaddr *)&bound, &blen) == 0)
         h->port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
                                                     : ((struct sockaddr_in *)&bound)->sin_port);
+    snprintf(h->listen_addr, sizeof h->listen_addr, strchr(cfg->host, ':') ? "[%s]:%u" : "%s:%u",
+             cfg->host, (unsigned)h->port);
     int rc = pthread_create(&h->acceptor, NULL, acceptor_main, h);
     if (rc != 0)
         return start_failed(h, kura_err(KURA_E_IO, "cannot start the acceptor thread: %s",

@@ -514,13 +514,63 @@ static void test_protocol_errors(void **state)
     assert_null(kura_execute_error_type());
 }
 
+/* ---- Service operations (api/req_account.c) ------------------------------------------------ */
+
+/* DescribeEndpoints through kura_execute_ctx with `endpoint`; asserts the exact answer. */
+static void endpoints_ctx(const char *endpoint, const char *body, const char *want)
+{
+    kura_request_context ctx = {.endpoint = endpoint};
+    char *out = NULL;
+    size_t len = 0;
+    kura_status s =
+        kura_execute_ctx(db, &ctx, "DescribeEndpoints", body, strlen(body), &out, &len);
+    if (s != KURA_OK || !out || strcmp(out, want) != 0 || len != strlen(out))
+        fail_msg("DescribeEndpoints at %s\n  returned %s: %s\n  expected %s",
+                 endpoint ? endpoint : "(null)", kura_status_str(s), out ? out : "(null)", want);
+    kura_free(out);
+}
+
+static void test_service_operations(void **state)
+{
+    (void)state;
+    /* DynamoDB Local 1.25.1's answer, byte for byte */
+    const char *limits = "{\"AccountMaxReadCapacityUnits\":80000,\"AccountMaxWriteCapacityUnits\":"
+                         "80000,\"TableMaxReadCapacityUnits\":40000,\"TableMaxWriteCapacityUnits\":"
+                         "40000}";
+    ok("DescribeLimits", "{}", limits);
+    ok("DescribeLimits", "{\"TableName\":\"x\",\"Other\":[1]}", limits); /* dropped */
+    serialization("DescribeLimits", "[]", NULL);
+    /* no context: the documented default */
+    const char *dflt = "{\"Endpoints\":[{\"Address\":\"" KURA_DEFAULT_ENDPOINT "\","
+                       "\"CachePeriodInMinutes\":1440}]}";
+    assert_string_equal(KURA_DEFAULT_ENDPOINT, "localhost:8000");
+    ok("DescribeEndpoints", "{}", dflt);
+    endpoints_ctx(NULL, "{}", dflt);
+    endpoints_ctx("", "{}", dflt);
+    endpoints_ctx("dynamodb.eu-west-1.amazonaws.com", "{\"Unknown\":1}",
+                  "{\"Endpoints\":[{\"Address\":\"dynamodb.eu-west-1.amazonaws.com\","
+                  "\"CachePeriodInMinutes\":1440}]}");
+    /* an address from a header is escaped, and bytes that are not UTF-8 do not fail it */
+    endpoints_ctx("a\"b\xff:1", "{}",
+                  "{\"Endpoints\":[{\"Address\":\"a\\\"b\xef\xbf\xbd:1\","
+                  "\"CachePeriodInMinutes\":1440}]}");
+    /* the operations kura does not have keep answering UnknownOperationException */
+    static const char *const unknown[] = {"CreateBackup", "DescribeContinuousBackups",
+                                          "ExportTableToPointInTime", "ImportTable",
+                                          "CreateGlobalTable", "DescribeContributorInsights",
+                                          "EnableKinesisStreamingDestination"};
+    for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++)
+        err(unknown[i], "{}", KURA_E_NOT_SUPPORTED, "UnknownOperationException",
+            "An unknown operation was requested.");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tables),          cmocka_unit_test(test_table_request_errors),
         cmocka_unit_test(test_items),           cmocka_unit_test(test_item_request_errors),
         cmocka_unit_test(test_query_scan),      cmocka_unit_test(test_batches),
-        cmocka_unit_test(test_protocol_errors),
+        cmocka_unit_test(test_protocol_errors), cmocka_unit_test(test_service_operations),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
