@@ -62,6 +62,13 @@ extern const api_op api_op_query, api_op_scan;                              /* r
 extern const api_op api_op_batch_get_item, api_op_batch_write_item;         /* req_batch.c */
 extern const api_op api_op_transact_write_items, api_op_transact_get_items; /* req_transact.c */
 extern const api_op api_op_update_time_to_live, api_op_describe_time_to_live; /* req_ttl.c */
+extern const api_op api_op_tag_resource, api_op_untag_resource,
+    api_op_list_tags_of_resource; /* req_tags.c */
+/* CreateTable's and TagResource's tag: {"Key" 1..128, "Value" 0..256} (req_tags.c). */
+extern const api_field api_tag;
+/* The (schema-checked) list of tags as one malloc'ed array in *out (the caller frees it; the
+ * strings stay in the request), its length in *n_out. */
+kura_status api_tags_decode(const jd_t *list, kura_tag **out, size_t *n_out);
 extern const api_op api_op_list_streams, api_op_describe_stream, api_op_get_shard_iterator,
     api_op_get_records; /* req_streams.c */
 extern const api_op api_op_describe_endpoints, api_op_describe_limits; /* req_account.c */

@@ -317,6 +317,7 @@ static const api_field create_schema[] = {
     {.name = F_GSI, .type = AT_LIST, .flags = 0, .elem = &gsi},
     API_F_BOOL("DeletionProtectionEnabled"),
     API_F_STREAM_SPEC,
+    {.name = "Tags", .type = AT_LIST, .flags = 0, .elem = &api_tag},
     {.name = "KuraPartitions", .type = AT_INTEGER, .flags = AF_MIN | AF_MAX, .min = 1, .max = 256},
     API_F_END,
 };
@@ -379,10 +380,15 @@ static kura_status run_create(api_call *c)
     kura_index_def *lsis = NULL, *gsis = NULL;
     api_stream_spec spec;
     api_stream_spec_decode(c->req, &spec);
+    kura_tag *tags = NULL;
+    size_t ntags = 0;
+    const jd_t *tag_list = jd_object_get(c->req, "Tags");
     kura_status s = decode_indexes(jd_object_get(c->req, F_LSI), &lsis);
     if (s == KURA_OK) s = decode_indexes(jd_object_get(c->req, F_GSI), &gsis);
+    if (s == KURA_OK && tag_list) s = api_tags_decode(tag_list, &tags, &ntags);
     if (s != KURA_OK) {
         free(lsis);
+        free(gsis);
         return s;
     }
     size_t ndefs = jd_array_size(defs), nkeys = jd_array_size(keys);
@@ -393,6 +399,7 @@ static kura_status run_create(api_call *c)
         free(ks);
         free(lsis);
         free(gsis);
+        free(tags);
         return API_NOMEM();
     }
     for (size_t i = 0; i < ndefs; i++) {
@@ -420,12 +427,15 @@ static kura_status run_create(api_call *c)
         .global_secondary_indexes = gsis,
         .global_secondary_indexes_count = jd_array_size(jd_object_get(c->req, F_GSI)),
         .stream_specification = spec.spec,
+        .tags = tags,
+        .tags_count = ntags,
     };
     decode_throughput(c->req, &req.has_provisioned_throughput, &req.read_capacity_units,
                       &req.write_capacity_units);
     kura_table_description d;
     s = put_desc(c, "TableDescription", kura_create_table(c->db, &req, &d), &d);
     s = api_stream_spec_result(&spec, s);
+    free(tags);
     free(ad);
     free(ks);
     free(lsis);

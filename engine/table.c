@@ -401,6 +401,7 @@ void table_free(kura_table *t)
     free(t->pk_name);
     free(t->sk_name);
     free(t->ttl_attr);
+    tags_free(t->tags, t->ntags);
     table_streams_free(t);
     free(t->name);
     free(t);

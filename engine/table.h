@@ -56,6 +56,10 @@ typedef struct kura_table {
     char *ttl_attr;
     bool ttl_enabled;
     double ttl_changed;
+    /* Tags (engine/table_tags.c): sorted by key (bytewise), keys and values owned; read and
+     * written under db->tables_mu. */
+    kura_tag *tags;
+    uint32_t ntags;
     /* Secondary indexes, in the order of the request (docs/format/catalog.md, "Tables"). Set
      * at CreateTable; a GSI's rcu/wcu are what was provisioned (DescribeTable shows 0 while
      * the table is PAY_PER_REQUEST). Key attribute types come from attr_defs. */

@@ -218,7 +218,7 @@ static kura_status table_from_req(const kura_create_table_req *r, uint32_t parti
         t->billing = r->billing_mode == KURA_BILLING_PAY_PER_REQUEST
                          ? KURA_BILLING_PAY_PER_REQUEST
                          : KURA_BILLING_PROVISIONED;
-        ok = def_indexes_from_req(r, t);
+        ok = def_indexes_from_req(r, t) && (!r->tags || tags_set(t, r->tags, r->tags_count));
     }
     if (!ok) {
         table_free(t);
@@ -255,6 +255,8 @@ kura_status kura_create_table(kura_db *db, const kura_create_table_req *req,
         s = table_check_indexes(req);
     if (s == KURA_OK && req->stream_specification.given)
         s = stream_spec_check(&req->stream_specification);
+    if (s == KURA_OK && req->tags && req->tags_count)
+        s = tags_check(req->tags, req->tags_count);
     bool stream = req->stream_specification.given && req->stream_specification.stream_enabled;
     uint32_t parts = req->partitions ? req->partitions : db->opts.default_partitions;
     if (s == KURA_OK && (parts < 1 || parts > 256))

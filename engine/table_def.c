@@ -17,6 +17,9 @@
  * Version 4 is version 2 followed by a byte telling whether the Time to Live section follows,
  * that section, and the change streams (engine/stream_table.h); a table that has never had a
  * stream is written as version 1, 2 or 3 as before.
+ *
+ * Version 5 is version 4 whose stream count may be 0, followed by the tags (engine/
+ * table_tags.c); only a table with at least one tag is written as version 5.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +30,8 @@
 #include "util/coding.h"
 #include "util/status.h"
 
-enum { DEF_VERSION_1 = 1, DEF_VERSION_INDEXES = 2, DEF_VERSION_TTL = 3, DEF_VERSION_STREAMS = 4 };
+enum { DEF_VERSION_1 = 1, DEF_VERSION_INDEXES = 2, DEF_VERSION_TTL = 3, DEF_VERSION_STREAMS = 4,
+       DEF_VERSION_TAGS = 5 };
 
 /* The codes the record stores for index statuses and projection types: fixed here, so that
  * the enums may change without changing the format. */
@@ -181,9 +185,10 @@ static bool put_streams(kbuf *b, const kura_table *t)
 
 kura_status def_encode(const kura_table *t, kbuf *b)
 {
-    bool ttl = t->ttl_attr != NULL, streams = t->nstreams > 0;
-    bool indexes = streams || ttl || t->nlsi || t->ngsi || t->next_index_id > 1;
-    uint8_t version = streams ? DEF_VERSION_STREAMS
+    bool ttl = t->ttl_attr != NULL, streams = t->nstreams > 0, tags = t->ntags > 0;
+    bool indexes = tags || streams || ttl || t->nlsi || t->ngsi || t->next_index_id > 1;
+    uint8_t version = tags      ? DEF_VERSION_TAGS
+                      : streams ? DEF_VERSION_STREAMS
                       : ttl   ? DEF_VERSION_TTL
                       : indexes ? DEF_VERSION_INDEXES
                                 : DEF_VERSION_1;
@@ -217,13 +222,20 @@ kura_status def_encode(const kura_table *t, kbuf *b)
             if (t->gsi[i].status != IDX_DELETED)
                 ok = put_index(b, &t->gsi[i]);
     }
-    if (ok && streams)
+    if (ok && (streams || tags))
         ok = kbuf_put_u8(b, ttl);
     if (ok && ttl)
         ok = kbuf_put_u8(b, t->ttl_enabled) && put_str(b, t->ttl_attr) &&
              put_double(b, t->ttl_changed);
-    if (ok && streams)
+    if (ok && tags)
+        ok = streams ? put_streams(b, t) : kbuf_put_varint(b, 0);
+    else if (ok && streams)
         ok = put_streams(b, t);
+    if (ok && tags) {
+        ok = kbuf_put_varint(b, t->ntags);
+        for (uint32_t i = 0; ok && i < t->ntags; i++)
+            ok = put_str(b, t->tags[i].key) && put_str(b, t->tags[i].value);
+    }
     return ok ? KURA_OK : kura_err(KURA_E_NOMEM, "table %s: out of memory", t->name);
 }
 
@@ -351,10 +363,13 @@ static uint64_t rd_fixed64(def_reader *r)
     return v;
 }
 
-/* Version 4's stream section into t (the table frees what was read when this fails). */
-static void rd_streams(def_reader *r, kura_table *t)
+/* Version 4's stream section into t (the table frees what was read when this fails); in
+ * version 5 (`may_be_empty`) its count may be 0. */
+static void rd_streams(def_reader *r, kura_table *t, bool may_be_empty)
 {
     uint64_t n = rd_varint(r);
+    if (!r->bad && n == 0 && may_be_empty)
+        return;
     if (r->bad || n < 1 || n > 4096 || t->partitions < 1 || t->partitions > 256 ||
         !(t->streams = calloc(n, sizeof *t->streams))) {
         r->bad = true;
@@ -423,11 +438,31 @@ static void rd_indexes(def_reader *r, kura_table *t)
                 r->bad = true;
 }
 
+/* Version 5's tag section into t: 1..50 tags, keys strictly increasing (bytewise), each key
+ * 1..512 bytes and value 0..1024 bytes (128 and 256 characters of up to 4 bytes). */
+static void rd_tags(def_reader *r, kura_table *t)
+{
+    uint64_t n = rd_varint(r);
+    if (r->bad || n < 1 || n > 50 || !(t->tags = calloc(n, sizeof *t->tags))) {
+        r->bad = true;
+        return;
+    }
+    for (uint64_t i = 0; i < n && !r->bad; i++) {
+        t->ntags = (uint32_t)i + 1;
+        char *k = rd_str(r), *v = rd_str(r);
+        t->tags[i].key = k;
+        t->tags[i].value = v;
+        if (!k || !v || !k[0] || strlen(k) > 512 || strlen(v) > 1024 ||
+            (i > 0 && strcmp(t->tags[i - 1].key, k) >= 0))
+            r->bad = true;
+    }
+}
+
 kura_status def_decode(const uint8_t *p, size_t len, kura_table *t)
 {
     def_reader r = {p, p + len, false};
     uint8_t version = rd_u8(&r);
-    if (version < DEF_VERSION_1 || version > DEF_VERSION_STREAMS)
+    if (version < DEF_VERSION_1 || version > DEF_VERSION_TAGS)
         return kura_err(KURA_E_CORRUPTION, "sys: table definition of unknown version");
     t->id = rd_varint(&r);
     t->created = rd_double(&r);
@@ -461,14 +496,16 @@ kura_status def_decode(const uint8_t *p, size_t len, kura_table *t)
         rd_indexes(&r, t);
     if (version == DEF_VERSION_TTL)
         rd_ttl(&r, t);
-    if (version == DEF_VERSION_STREAMS) {
+    if (version >= DEF_VERSION_STREAMS) {
         uint8_t ttl = rd_u8(&r);
         if (ttl > 1)
             r.bad = true;
         else if (ttl)
             rd_ttl(&r, t);
-        rd_streams(&r, t);
+        rd_streams(&r, t, version == DEF_VERSION_TAGS);
     }
+    if (version == DEF_VERSION_TAGS)
+        rd_tags(&r, t);
     if (r.bad || r.p != r.end || !t->pk_name)
         return kura_err(KURA_E_CORRUPTION, "sys: table definition of %zu bytes is malformed",
                         len);

@@ -54,6 +54,15 @@ kura_status table_check_indexes(const kura_create_table_req *r);
 void table_list_keys(char *out, size_t cap, const kura_key_schema_element *k, size_t n);
 void table_list_defs(char *out, size_t cap, const kura_attribute_definition *d, size_t n);
 
+/* table_tags.c: DynamoDB's checks of `n` tags (CreateTable's Tags or TagResource's), with the
+ * model's messages naming "tags.<i>.member.key"; KURA_E_INVALID. */
+kura_status tags_check(const kura_tag *tags, size_t n);
+/* t's tags set to `n` tags (checked; a later one of a key replaces an earlier), or false when out
+ * of memory (t unchanged). */
+bool tags_set(kura_table *t, const kura_tag *tags, size_t n);
+/* Frees `n` owned tags and the array (NULL is a no-op). */
+void tags_free(kura_tag *tags, uint32_t n);
+
 /* table_gsi.c: UpdateTable's GlobalSecondaryIndexUpdates on the pinned table `t`. */
 kura_status table_gsi_update(kura_db *db, kura_table *t, const kura_update_table_req *req);
 

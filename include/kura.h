@@ -677,6 +677,8 @@ typedef struct kura_create_table_req {
     const kura_index_def *global_secondary_indexes; /* 0..20 */
     size_t global_secondary_indexes_count;
     kura_stream_specification stream_specification; /* `given` false: no stream */
+    const struct kura_tag *tags; /* CreateTable's Tags (may be NULL), checked as TagResource's */
+    size_t tags_count;
 } kura_create_table_req;
 
 /* One of UpdateTable's GlobalSecondaryIndexUpdates. */
@@ -813,6 +815,49 @@ kura_status kura_describe_time_to_live(kura_db *db, const char *table_name,
  * background sweeper does every ttl_sweep_interval_ms; *deleted_out (may be NULL) is the
  * number of items it deleted. Storage errors. */
 kura_status kura_ttl_sweep(kura_db *db, uint64_t *deleted_out);
+
+/* ---- Tags ------------------------------------------------------------------------------------
+ *
+ * A table's tags (TagResource, UntagResource, ListTagsOfResource) are key/value pairs kept with
+ * its definition (docs/format/catalog.md, version 5): every change is durable before the call
+ * returns, and they go with the table at DeleteTable. A resource is named by its table's ARN,
+ * as DescribeTable's TableArn: arn:aws:dynamodb:ddblocal:000000000000:table/<TableName>.
+ * DynamoDB's rules: at most 50 tags; a key is 1..128 and a value 0..256 characters (UTF-16
+ * units) of [\p{L}\p{Z}\p{N}_.:/=+\-@] (kura checks ASCII exactly and accepts every non-ASCII
+ * character); a key may not begin with "aws:". Common errors of the three calls: KURA_E_INVALID
+ * ("Invalid TableArn: Invalid ResourceArn provided as input <arn>" for an ARN that is not a
+ * table ARN, the rules above), KURA_E_RESOURCE_NOT_FOUND ("Requested resource not found:
+ * ResourceArn: <arn> not found", also for another region's or account's ARN), storage errors. */
+
+/* A tag. In requests, borrowed for the call; in a kura_tag_list, owned by the list. */
+typedef struct kura_tag {
+    const char *key;
+    const char *value;
+} kura_tag;
+
+/* Adds the `count` tags (at least one); a key the table has already gets the new value. The
+ * tags are checked all together before any is applied, and the table's tag count after the
+ * call must stay at most 50. */
+kura_status kura_tag_resource(kura_db *db, const char *resource_arn, const kura_tag *tags,
+                              size_t count);
+/* Removes the tags with the `count` keys (at least one); keys the table lacks are ignored. */
+kura_status kura_untag_resource(kura_db *db, const char *resource_arn, const char *const *keys,
+                                size_t count);
+
+/* ListTagsOfResource's page: `tags` in key order (bytewise), `next_token` the token of the next
+ * page or NULL when this is the last. All owned: kura_tag_list_free() frees them. */
+typedef struct kura_tag_list {
+    kura_tag *tags;
+    size_t count;
+    char *next_token;
+} kura_tag_list;
+/* Lists the tags after `next_token` (NULL: from the first), at most `limit` (0: all). A
+ * token is the last key of the previous page; one that is not a valid key is KURA_E_INVALID
+ * ("Invalid NextToken"). *out is set only on success. */
+kura_status kura_list_tags_of_resource(kura_db *db, const char *resource_arn,
+                                       const char *next_token, size_t limit,
+                                       kura_tag_list *out);
+void kura_tag_list_free(kura_tag_list *l);
 
 /* ---- Change streams (DynamoDB Streams, API version 2012-08-10) ------------------------------
  *
