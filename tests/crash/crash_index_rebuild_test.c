@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "crash/ixdamage.h"
+#include "crash/ixk9.h"
 #include "crash/ixwork.h"
 #include "crash/k9pipe.h"
 #include "crash/nosync_env.h"
@@ -355,54 +356,13 @@ static void test_powerloss_during_upgrade(void **state)
 
 /* K9_EVENT: v[0] 1 before a rebuild, 2 after it; v[1] the index (IXW_INDEXES). */
 
-static kura_options k9_options(void)
-{
-    kura_options o;
-    kura_options_init(&o);
-    o.durability = KURA_SYNC;
-    o.default_partitions = 4;
-    o.memtable_budget_bytes = 1 << 20;
-    o.l0_compaction_trigger = 2;
-    o.level1_bytes = 512 << 10;
-    o.sstable_target_bytes = 128 << 10;
-    o.block_cache_bytes = 1 << 20;
-    o.background_threads = 2;
-    return o;
-}
-
-typedef struct child_writer {
-    const ixw *w;
-    kura_db *db;
-    int fd;
-    uint32_t t;
-} child_writer;
-
-static void *child_write_loop(void *arg)
-{
-    child_writer *cw = arg;
-    char why[512];
-    for (uint64_t j = ixw_next(cw->w, cw->t);; j++) {
-        if (ixw_exec(cw->w, cw->db, cw->t, j, why, sizeof why) != KURA_OK)
-            k9_fail(cw->fd, "write", why);
-        k9_msg m = {.type = K9_ACK, .thread = cw->t, .opno = j};
-        k9_send(cw->fd, &m);
-    }
-    return NULL;
-}
-
 static void child_main(const char *dir, const ixw *w, int fd, uint32_t first)
 {
-    kura_options opts = k9_options();
+    kura_options opts = ixk9_options();
     kura_db *db = NULL;
     if (kura_open(dir, &opts, &db) != KURA_OK)
         k9_fail(fd, "kura_open", kura_last_error());
-    child_writer cw[NWRITERS];
-    kthread th[NWRITERS];
-    for (uint32_t t = 0; t < NWRITERS; t++) {
-        cw[t] = (child_writer){w, db, fd, t};
-        if (!kthread_start(&th[t], child_write_loop, &cw[t]))
-            k9_fail(fd, "thread start", "out of memory");
-    }
+    ixk9_start_writers(w, db, fd, NWRITERS, false);
     k9_msg m = {.type = K9_STARTED};
     k9_send(fd, &m);
     for (uint32_t i = first;; i++) {
@@ -472,7 +432,7 @@ static void run_round(const char *dir, round_state *r, uint32_t first, uint64_t 
 
 static bool k9_reopen_check(const char *dir, ixw *w, char *why, size_t cap)
 {
-    kura_options opts = k9_options();
+    kura_options opts = ixk9_options();
     kura_db *db;
     assert_kura_ok(kura_open(dir, &opts, &db));
     bool ok = check_db(db, dir, w, true, why, cap);
@@ -488,7 +448,7 @@ static void test_kill9_during_rebuild(void **state)
     (void)state;
     char *dir = test_mkdtemp("crash-index-rebuild-kill9");
     ixw *w = new_model(NWRITERS, NKEYS, K9_PAD);
-    kura_options opts = k9_options();
+    kura_options opts = ixk9_options();
     opts.durability = KURA_RELAXED;
     kura_db *db;
     char why[1600];

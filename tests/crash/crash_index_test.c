@@ -50,6 +50,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "crash/ixk9.h"
 #include "crash/ixwork.h"
 #include "crash/k9pipe.h"
 #include "crash/nosync_env.h"
@@ -71,29 +72,6 @@ static uint64_t g_seed;
 
 typedef enum { CHILD_NORMAL, CHILD_ACK_FIRST } child_mode;
 
-typedef struct child_writer {
-    const ixw *w;
-    kura_db *db;
-    int fd;
-    uint32_t t;
-    child_mode mode;
-} child_writer;
-
-static kura_options k9_options(void)
-{
-    kura_options o;
-    kura_options_init(&o);
-    o.durability = KURA_SYNC;
-    o.default_partitions = 4;
-    o.memtable_budget_bytes = 1 << 20; /* the minimum: 128 KiB memtables */
-    o.l0_compaction_trigger = 2;
-    o.level1_bytes = 512 << 10;
-    o.sstable_target_bytes = 128 << 10;
-    o.block_cache_bytes = 1 << 20;
-    o.background_threads = 2;
-    return o;
-}
-
 static ixw *new_model(uint32_t nwriters, bool durable_acks, uint32_t pad_max)
 {
     ixw_config c = {.seed = g_seed, .nwriters = nwriters, .keys_per_writer = NKEYS,
@@ -103,39 +81,17 @@ static ixw *new_model(uint32_t nwriters, bool durable_acks, uint32_t pad_max)
     return w;
 }
 
-static void *child_write_loop(void *arg)
-{
-    child_writer *cw = arg;
-    char why[512];
-    for (uint64_t j = ixw_next(cw->w, cw->t);; j++) {
-        k9_msg m = {.type = K9_ACK, .thread = cw->t, .opno = j};
-        if (cw->mode == CHILD_ACK_FIRST)
-            k9_send(cw->fd, &m); /* the bug the canary plants: acknowledged too early */
-        if (ixw_exec(cw->w, cw->db, cw->t, j, why, sizeof why) != KURA_OK)
-            k9_fail(cw->fd, "write", why);
-        if (cw->mode == CHILD_NORMAL)
-            k9_send(cw->fd, &m);
-    }
-    return NULL;
-}
-
 /* checkpointer: one index checkpoint every ~20 ms besides the ones full memtables make */
 static void child_main(const char *dir, const ixw *w, int fd, child_mode mode, bool checkpointer)
 {
-    kura_options opts = k9_options();
+    kura_options opts = ixk9_options();
     kura_db *db = NULL;
     kura_status s = kura_open(dir, &opts, &db);
     if (s != KURA_OK)
         k9_fail(fd, "kura_open", kura_last_error());
     k9_msg m = {.type = K9_STARTED};
     k9_send(fd, &m);
-    child_writer cw[NWRITERS];
-    kthread th[NWRITERS];
-    for (uint32_t t = 0; t < NWRITERS; t++) {
-        cw[t] = (child_writer){w, db, fd, t, mode};
-        if (!kthread_start(&th[t], child_write_loop, &cw[t]))
-            k9_fail(fd, "thread start", "out of memory");
-    }
+    ixk9_start_writers(w, db, fd, NWRITERS, mode == CHILD_ACK_FIRST);
     for (int round = 1;; round++) { /* report background work until killed */
         if (checkpointer && round % 4 == 0 && (s = table_index_checkpoint(db, IXW_TABLE)) != KURA_OK)
             k9_fail(fd, "checkpoint", kura_last_error());
@@ -234,7 +190,7 @@ static void run_round(const char *dir, round_state *r, child_mode mode, uint64_t
  * commits what it found. */
 static bool k9_reopen_check(const char *dir, ixw *w, char *why, size_t cap)
 {
-    kura_options opts = k9_options();
+    kura_options opts = ixk9_options();
     kura_db *db;
     assert_kura_ok(kura_open(dir, &opts, &db));
     char buf[512];
@@ -553,7 +509,7 @@ static void test_index_check_canary(void **state)
 {
     (void)state;
     char *dir = test_mkdtemp("crash-index-canary");
-    kura_options opts = k9_options();
+    kura_options opts = ixk9_options();
     kura_db *db;
     assert_kura_ok(kura_open(dir, &opts, &db));
     char why[1200];
