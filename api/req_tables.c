@@ -14,8 +14,8 @@
  * StreamSpecification (both operations) is decoded by stream_spec.c; descriptions show it while
  * a stream is enabled, and LatestStreamLabel / LatestStreamArn once the table had one.
  */
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/api_int.h"

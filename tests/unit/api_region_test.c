@@ -42,8 +42,8 @@ static json_t *run(const char *region, const char *account, const char *op, cons
     kura_request_context ctx = {.region = region, .account = account};
     char *out = NULL;
     size_t len = 0;
-    kura_status s = kura_execute_ctx(db, region || account ? &ctx : NULL, op, body,
-                                     strlen(body), &out, &len);
+    kura_status s =
+        kura_execute_ctx(db, region || account ? &ctx : NULL, op, body, strlen(body), &out, &len);
     json_t *j = json_loads(out, 0, NULL);
     if (!j) fail_msg("%s: not JSON: %s", op, out);
     kura_free(out);
@@ -143,7 +143,8 @@ static void test_table_arns_follow_the_request(void **state)
     expect_desc(json_object_get(j, "TableDescription"), EU "rt1");
     json_decref(j);
     j = ok("ap-northeast-1", "DescribeTable", "{\"TableName\":\"rt1\"}");
-    expect_desc(json_object_get(j, "Table"), "arn:aws:dynamodb:ap-northeast-1:000000000000:table/rt1");
+    expect_desc(json_object_get(j, "Table"),
+                "arn:aws:dynamodb:ap-northeast-1:000000000000:table/rt1");
     json_decref(j);
     /* no context: the database's default region */
     j = ok(NULL, "DescribeTable", "{\"TableName\":\"rt1\"}");
@@ -195,14 +196,15 @@ static void test_tags_in_the_request_region(void **state)
     err("eu-west-1", NULL, "UntagResource",
         "{\"ResourceArn\":\"arn:aws:dynamodb:eu-west-1:111111111111:table/rt3\","
         "\"TagKeys\":[\"k\"]}",
-        "ResourceNotFoundException", "Requested resource not found: ResourceArn: "
+        "ResourceNotFoundException",
+        "Requested resource not found: ResourceArn: "
         "arn:aws:dynamodb:eu-west-1:111111111111:table/rt3 not found");
     /* nothing changed by the refused calls */
     j = ok("eu-west-1", "ListTagsOfResource", "{\"ResourceArn\":\"" EU "rt3\"}");
     expect(j, "Tags.0.Value", "v");
     json_decref(j);
-    json_decref(ok("us-east-1", "UntagResource",
-                   "{\"ResourceArn\":\"" US "rt3\",\"TagKeys\":[\"k\"]}"));
+    json_decref(
+        ok("us-east-1", "UntagResource", "{\"ResourceArn\":\"" US "rt3\",\"TagKeys\":[\"k\"]}"));
     j = ok("eu-west-1", "ListTagsOfResource", "{\"ResourceArn\":\"" EU "rt3\"}");
     assert_int_equal(json_array_size(json_object_get(j, "Tags")), 0);
     json_decref(j);
@@ -229,12 +231,13 @@ static void test_streams_in_the_request_region(void **state)
              str(j, "LastEvaluatedStreamArn"));
     json_decref(j);
     j = ok("eu-west-1", "ListStreams", body);
-    assert_int_equal(strncmp(str(j, "Streams.0.StreamArn"), EU "rt5/stream/",
-                             strlen(EU "rt5/stream/")), 0);
+    assert_int_equal(
+        strncmp(str(j, "Streams.0.StreamArn"), EU "rt5/stream/", strlen(EU "rt5/stream/")), 0);
     json_decref(j);
     j = ok("us-west-2", "ListStreams", "{\"TableName\":\"rt4\"}");
     assert_int_equal(strncmp(str(j, "Streams.0.StreamArn"),
-                             "arn:aws:dynamodb:us-west-2:000000000000:table/rt4/stream/", 57), 0);
+                             "arn:aws:dynamodb:us-west-2:000000000000:table/rt4/stream/", 57),
+                     0);
     json_decref(j);
 
     /* DescribeStream and GetShardIterator take the region's ARN only */
@@ -251,8 +254,10 @@ static void test_streams_in_the_request_region(void **state)
     snprintf(body, sizeof body, "{\"StreamArn\":\"%s\"}", us_arn);
     snprintf(want, sizeof want, "Requested resource not found: Stream: %s not found", us_arn);
     err("eu-west-1", NULL, "DescribeStream", body, "ResourceNotFoundException", want);
-    snprintf(body, sizeof body, "{\"StreamArn\":\"%s\",\"ShardId\":\"%s\","
-             "\"ShardIteratorType\":\"TRIM_HORIZON\"}", us_arn, shard);
+    snprintf(body, sizeof body,
+             "{\"StreamArn\":\"%s\",\"ShardId\":\"%s\","
+             "\"ShardIteratorType\":\"TRIM_HORIZON\"}",
+             us_arn, shard);
     err("eu-west-1", NULL, "GetShardIterator", body, "ResourceNotFoundException", want);
 
     /* GetRecords: awsRegion is the request's (the iterator is the same) */
@@ -261,9 +266,10 @@ static void test_streams_in_the_request_region(void **state)
     json_t *shards = json_object_get(json_object_get(desc, "StreamDescription"), "Shards");
     size_t records = 0;
     for (size_t i = 0; i < json_array_size(shards); i++) {
-        snprintf(body, sizeof body, "{\"StreamArn\":\"%s\",\"ShardId\":\"%s\","
-                 "\"ShardIteratorType\":\"TRIM_HORIZON\"}", eu_arn,
-                 str(json_array_get(shards, i), "ShardId"));
+        snprintf(body, sizeof body,
+                 "{\"StreamArn\":\"%s\",\"ShardId\":\"%s\","
+                 "\"ShardIteratorType\":\"TRIM_HORIZON\"}",
+                 eu_arn, str(json_array_get(shards, i), "ShardId"));
         json_t *it = ok("eu-west-1", "GetShardIterator", body);
         char get[1024];
         snprintf(get, sizeof get, "{\"ShardIterator\":\"%s\"}", str(it, "ShardIterator"));
