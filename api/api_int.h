@@ -20,6 +20,7 @@
 #include <stdbool.h>
 
 #include "api/schema.h"
+#include "engine/arn.h"
 #include "engine/model/value.h"
 #include "kura.h"
 #include "util/buf.h"
@@ -46,6 +47,8 @@ typedef struct api_call {
                                   * TransactWriteItems (owned by kura_execute) */
     const kura_request_context *ctx; /* where the request came from (borrowed; never NULL:
                                       * kura_execute_ctx puts an all-defaults one in) */
+    arn_scope scope; /* the region and account of every ARN the request names or is answered
+                      * with: ctx's, else the database's (engine/arn.h) */
 } api_call;
 
 typedef struct api_op {
@@ -96,7 +99,8 @@ const char *api_stream_view_name(kura_stream_view_type v);
 /* A ListStreams entry {"StreamArn","TableName","StreamLabel"} / a GetRecords record {"eventID",
  * ..., "dynamodb": {...}[, "userIdentity"]} appended to b as JSON. */
 kura_status api_write_stream_summary(kbuf *b, const kura_stream_summary *st);
-kura_status api_write_stream_record(kbuf *b, const kura_stream_record *r);
+/* `region`: the record's awsRegion (the request's, arn_scope.region). */
+kura_status api_write_stream_record(kbuf *b, const kura_stream_record *r, const char *region);
 
 /* ---- Attribute values (json_value.c) ---------------------------------------------------- */
 

@@ -5,7 +5,8 @@
  * GetShardIterator, GetRecords; req_streams.c), which speak the same protocol with the same
  * error bodies; kura-server keeps each set under its own X-Amz-Target prefix (server/http.c).
  * kura_execute_ctx() also takes where the request came from (kura_request_context: the
- * address DescribeEndpoints answers, req_account.c); kura_execute() is it with the defaults.
+ * address DescribeEndpoints answers, req_account.c; the region and account every ARN and
+ * awsRegion is composed in, engine/arn.h); kura_execute() is it with the defaults.
  * docs/data-model.md lists every operation of DynamoDB's model and which of them are here.
  *
  * A request goes through, in DynamoDB's order (dynalite's index.js):
@@ -202,6 +203,7 @@ kura_status kura_execute_ctx(kura_db *db, const kura_request_context *ctx, const
 {
     static const kura_request_context defaults = {NULL};
     api_call c = {.db = db, .out = KBUF_INIT, .ctx = ctx ? ctx : &defaults};
+    c.scope = arn_scope_of(db, c.ctx->region, c.ctx->account);
     const char *type = NULL;
     exec_error_type = NULL;
     kura_status s = run(&c, operation, json, len, &type);

@@ -19,8 +19,10 @@
  * DynamoDB Local skips step 1 for some members (it answers a 5-character StreamArn with
  * ResourceNotFoundException, a missing one with "Invalid StreamArn"); the reference wins.
  *
- * A record's awsRegion is "ddblocal", the region kura's ARNs name (as DynamoDB Local's do):
- * kura_execute does not know the region a request was signed for. A Time to Live delete's
+ * Every ARN answered is composed in the request's region and account (api_call.scope,
+ * engine/arn.h), and a StreamArn of another region or account is a stream that does not
+ * exist ("Requested resource not found: Stream: <arn> not found"), as in DynamoDB, where each
+ * region is its own set of streams; a record's awsRegion is that region. A Time to Live delete's
  * userIdentity is {"PrincipalId": "dynamodb.amazonaws.com", "Type": "Service"}, the member
  * names of the API reference's Identity, which every SDK parses; the lower-case
  * {"type", "principalId"} of the Developer Guide's examples is what Lambda passes to a function
@@ -29,8 +31,6 @@
 #include <string.h>
 
 #include "api/api_int.h"
-
-#define REGION "ddblocal"
 
 /* ---- Writing ------------------------------------------------------------------------------ */
 
@@ -58,14 +58,15 @@ static kura_status put_image(kbuf *b, const char *key, const kura_value *m)
     return s == KURA_OK ? jw_item(b, m) : s;
 }
 
-kura_status api_write_stream_record(kbuf *b, const kura_stream_record *r)
+kura_status api_write_stream_record(kbuf *b, const kura_stream_record *r, const char *region)
 {
     kura_status s = jw_raw(b, "{");
     if (s == KURA_OK) s = put_str(b, "eventID", r->event_id);
     if (s == KURA_OK) s = put_str(b, "eventName", r->event_name);
     if (s == KURA_OK)
-        s = jw_raw(b, ",\"eventVersion\":\"1.1\",\"eventSource\":\"aws:dynamodb\","
-                      "\"awsRegion\":\"" REGION "\",\"dynamodb\":{\"ApproximateCreationDateTime\":");
+        s = jw_raw(b, ",\"eventVersion\":\"1.1\",\"eventSource\":\"aws:dynamodb\"");
+    if (s == KURA_OK) s = put_str(b, "awsRegion", region);
+    if (s == KURA_OK) s = jw_raw(b, ",\"dynamodb\":{\"ApproximateCreationDateTime\":");
     if (s == KURA_OK) s = jw_real(b, r->approximate_creation_date_time);
     if (s == KURA_OK) s = put_image(b, "Keys", r->keys);
     if (s == KURA_OK) s = put_image(b, "NewImage", r->new_image);
@@ -124,8 +125,8 @@ static kura_status run_list(api_call *c)
     kura_stream_summary *st = NULL;
     size_t n = 0;
     char *last = NULL;
-    s = kura_list_streams(c->db, api_str(c->req, "TableName"),
-                          api_str(c->req, "ExclusiveStartStreamArn"), limit, &st, &n, &last);
+    s = arn_list_streams(c->db, &c->scope, api_str(c->req, "TableName"),
+                         api_str(c->req, "ExclusiveStartStreamArn"), limit, &st, &n, &last);
     if (s != KURA_OK) return api_engine(s);
     s = jw_key(&c->out, "Streams", 7);
     if (s == KURA_OK) s = jw_raw(&c->out, "[");
@@ -208,8 +209,8 @@ static kura_status run_describe(api_call *c)
         limit_of(c->req, 100, MSG_INVALID "Limit cannot be greater than the maximum: ", &limit);
     if (s != KURA_OK) return s;
     kura_stream_description d;
-    s = kura_describe_stream(c->db, api_str(c->req, "StreamArn"), limit,
-                             api_str(c->req, "ExclusiveStartShardId"), &d);
+    s = arn_describe_stream(c->db, &c->scope, api_str(c->req, "StreamArn"), limit,
+                            api_str(c->req, "ExclusiveStartShardId"), &d);
     if (s != KURA_OK) return api_engine(s);
     bool filtered = jd_object_get(c->req, "ShardFilter") != NULL;
     s = jw_key(&c->out, "StreamDescription", 17);
@@ -247,8 +248,8 @@ static kura_status run_iterator(api_call *c)
         return api_err(KURA_E_INVALID,
                        MSG_INVALID "SequenceNumber should not be passed for this iterator type");
     char *it = NULL;
-    kura_status s = kura_get_shard_iterator(c->db, api_str(c->req, "StreamArn"),
-                                            api_str(c->req, "ShardId"), type, seq, &it);
+    kura_status s = arn_get_shard_iterator(c->db, &c->scope, api_str(c->req, "StreamArn"),
+                                           api_str(c->req, "ShardId"), type, seq, &it);
     if (s != KURA_OK) return api_engine(s);
     s = put_str(&c->out, "ShardIterator", it);
     kura_free(it);
@@ -275,13 +276,14 @@ static kura_status run_records(api_call *c)
     kura_stream_record *r = NULL;
     size_t n = 0;
     char *next = NULL;
-    s = kura_get_records(c->db, api_str(c->req, "ShardIterator"), limit, &r, &n, &next);
+    s = arn_get_records(c->db, &c->scope, api_str(c->req, "ShardIterator"), limit, &r, &n,
+                        &next);
     if (s != KURA_OK) return api_engine(s);
     s = jw_key(&c->out, "Records", 7);
     if (s == KURA_OK) s = jw_raw(&c->out, "[");
     for (size_t i = 0; s == KURA_OK && i < n; i++) {
         if (i) s = jw_raw(&c->out, ",");
-        if (s == KURA_OK) s = api_write_stream_record(&c->out, &r[i]);
+        if (s == KURA_OK) s = api_write_stream_record(&c->out, &r[i], c->scope.region);
     }
     if (s == KURA_OK) s = jw_raw(&c->out, "]");
     if (s == KURA_OK && next) s = put_str(&c->out, "NextShardIterator", next);

@@ -14,6 +14,7 @@
  * StreamSpecification (both operations) is decoded by stream_spec.c; descriptions show it while
  * a stream is enabled, and LatestStreamLabel / LatestStreamArn once the table had one.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,8 +171,11 @@ static jd_t *keys_json(jd_doc *doc, const kura_key_schema_element *ks, size_t n)
 /* One entry of LocalSecondaryIndexes / GlobalSecondaryIndexes, members in DynamoDB's order
  * (DynamoDB Local 1.25.1 and the API reference; DynamoDB Local leaves NumberOfDecreasesToday
  * out of a GSI's ProvisionedThroughput, DynamoDB and kura's table-level one have it). */
-static jd_t *index_json(jd_doc *doc, const kura_index_description *x, bool global)
+static jd_t *index_json(jd_doc *doc, const char *table_arn, const kura_index_description *x,
+                        bool global)
 {
+    char arn[1024];
+    snprintf(arn, sizeof arn, "%s/index/%s", table_arn, x->index_name);
     jd_t *o = jd_object(doc), *proj = jd_object(doc), *nka = NULL;
     bool ok = o && proj &&
               jd_object_set(proj, "ProjectionType",
@@ -198,25 +202,29 @@ static jd_t *index_json(jd_doc *doc, const kura_index_description *x, bool globa
     ok = ok &&
          jd_object_set(o, "IndexSizeBytes", jd_integer(doc, (jd_int_t)x->index_size_bytes)) == 0 &&
          jd_object_set(o, "ItemCount", jd_integer(doc, (jd_int_t)x->item_count)) == 0 &&
-         jd_object_set(o, "IndexArn", jd_string(doc, x->index_arn)) == 0;
+         jd_object_set(o, "IndexArn", jd_string(doc, arn)) == 0;
     return ok ? o : NULL;
 }
 
 /* o[key] = the list of index descriptions, when there are any. */
-static bool indexes_json(jd_doc *doc, jd_t *o, const char *key,
+static bool indexes_json(jd_doc *doc, jd_t *o, const char *key, const char *table_arn,
                          const kura_index_description *xs, size_t n, bool global)
 {
     jd_t *arr = n ? jd_array(doc) : NULL;
     for (size_t i = 0; arr && i < n; i++)
-        if (jd_array_append(arr, index_json(doc, &xs[i], global)) != 0)
+        if (jd_array_append(arr, index_json(doc, table_arn, &xs[i], global)) != 0)
             return false;
     return n == 0 || (arr && jd_object_set(o, key, arr) == 0);
 }
 
 /* StreamSpecification while a stream is enabled, and the table's latest stream (enabled or
  * not), in DynamoDB's place: after the indexes. */
-static bool stream_json(jd_doc *doc, jd_t *o, const kura_table_description *d)
+static bool stream_json(jd_doc *doc, jd_t *o, const char *table_arn,
+                        const kura_table_description *d)
 {
+    char arn[1024];
+    snprintf(arn, sizeof arn, "%s/stream/%s", table_arn,
+             d->latest_stream_label ? d->latest_stream_label : "");
     if (d->stream_enabled) {
         jd_t *spec = jd_object(doc);
         if (!spec || jd_object_set(spec, "StreamEnabled", jd_true(doc)) != 0 ||
@@ -227,11 +235,15 @@ static bool stream_json(jd_doc *doc, jd_t *o, const kura_table_description *d)
     }
     return !d->latest_stream_arn ||
            (jd_object_set(o, "LatestStreamLabel", jd_string(doc, d->latest_stream_label)) == 0 &&
-            jd_object_set(o, "LatestStreamArn", jd_string(doc, d->latest_stream_arn)) == 0);
+            jd_object_set(o, "LatestStreamArn", jd_string(doc, arn)) == 0);
 }
 
-static jd_t *desc_json(jd_doc *doc, const kura_table_description *d)
+/* The description as DynamoDB answers it, its ARNs (TableArn, IndexArn, LatestStreamArn)
+ * composed in the request's scope from the names the engine gives (engine/arn.h). */
+static jd_t *desc_json(jd_doc *doc, const arn_scope *sc, const kura_table_description *d)
 {
+    char table_arn[512];
+    arn_table(sc, d->table_name, table_arn, sizeof table_arn);
     jd_t *o = jd_object(doc), *defs = jd_array(doc);
     jd_t *keys = keys_json(doc, d->key_schema, d->key_schema_count), *pt = jd_object(doc);
     bool ok = o && defs && keys && pt;
@@ -254,7 +266,7 @@ static jd_t *desc_json(jd_doc *doc, const kura_table_description *d)
          jd_object_set(o, "TableSizeBytes", jd_integer(doc, (jd_int_t)d->table_size_bytes)) ==
              0 &&
          jd_object_set(o, "ItemCount", jd_integer(doc, (jd_int_t)d->item_count)) == 0 &&
-         jd_object_set(o, "TableArn", jd_string(doc, d->table_arn)) == 0 &&
+         jd_object_set(o, "TableArn", jd_string(doc, table_arn)) == 0 &&
          jd_object_set(o, "TableId", jd_string(doc, d->table_id)) == 0;
     if (ok && d->billing_mode == KURA_BILLING_PAY_PER_REQUEST) {
         jd_t *b = jd_object(doc);
@@ -265,11 +277,11 @@ static jd_t *desc_json(jd_doc *doc, const kura_table_description *d)
         ok = ok && jd_object_set(o, "BillingModeSummary", b) == 0;
     }
     ok = ok &&
-         indexes_json(doc, o, "LocalSecondaryIndexes", d->local_secondary_indexes,
+         indexes_json(doc, o, "LocalSecondaryIndexes", table_arn, d->local_secondary_indexes,
                       d->local_secondary_indexes_count, false) &&
-         indexes_json(doc, o, "GlobalSecondaryIndexes", d->global_secondary_indexes,
+         indexes_json(doc, o, "GlobalSecondaryIndexes", table_arn, d->global_secondary_indexes,
                       d->global_secondary_indexes_count, true);
-    ok = ok && stream_json(doc, o, d) &&
+    ok = ok && stream_json(doc, o, table_arn, d) &&
          jd_object_set(o, "DeletionProtectionEnabled",
                        jd_boolean(doc, d->deletion_protection_enabled)) == 0;
     return ok ? o : NULL;
@@ -279,7 +291,7 @@ static jd_t *desc_json(jd_doc *doc, const kura_table_description *d)
 static kura_status put_desc(api_call *c, const char *key, kura_status s, kura_table_description *d)
 {
     if (s != KURA_OK) return api_engine(s);
-    s = api_out_json(c, key, desc_json(c->doc, d));
+    s = api_out_json(c, key, desc_json(c->doc, &c->scope, d));
     kura_table_description_free(d);
     return s;
 }

@@ -59,7 +59,7 @@ static kura_status run_tag(api_call *c)
     size_t n;
     kura_status s = api_tags_decode(jd_object_get(c->req, "Tags"), &tags, &n);
     if (s != KURA_OK) return s;
-    s = api_engine(kura_tag_resource(c->db, api_str(c->req, "ResourceArn"), tags, n));
+    s = api_engine(arn_tag_resource(c->db, &c->scope, api_str(c->req, "ResourceArn"), tags, n));
     free(tags);
     return s;
 }
@@ -78,7 +78,7 @@ static kura_status run_untag(api_call *c)
     if (!keys) return API_NOMEM();
     for (size_t i = 0; i < n; i++)
         keys[i] = jd_string_value(jd_array_get(list, i));
-    kura_status s = api_engine(kura_untag_resource(c->db, api_str(c->req, "ResourceArn"), keys, n));
+    kura_status s = api_engine(arn_untag_resource(c->db, &c->scope, api_str(c->req, "ResourceArn"), keys, n));
     free(keys);
     return s;
 }
@@ -94,7 +94,7 @@ static const api_field list_schema[] = {
 static kura_status run_list(api_call *c)
 {
     kura_tag_list l;
-    kura_status s = kura_list_tags_of_resource(c->db, api_str(c->req, "ResourceArn"),
+    kura_status s = arn_list_tags_of_resource(c->db, &c->scope, api_str(c->req, "ResourceArn"),
                                                api_str(c->req, "NextToken"), 0, &l);
     if (s != KURA_OK) return api_engine(s);
     jd_t *arr = jd_array(c->doc);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/arn.h"
 #include "util/status.h"
 
 void kura_options_init(kura_options *o)
@@ -38,6 +39,8 @@ void kura_options_init(kura_options *o)
     o->l0_stop_trigger = 20;
     o->level1_bytes = 16ull << 20;
     o->sstable_target_bytes = 4ull << 20;
+    o->region = KURA_DEFAULT_REGION;
+    o->account_id = KURA_DEFAULT_ACCOUNT_ID;
 }
 
 void kura_read_options_init(kura_read_options *ro)
@@ -77,6 +80,12 @@ static kura_status check_options(const kura_options *o)
         return kura_err(KURA_E_INVALID, "wal_buffer_bytes must be at most 64 MiB");
     if (o->relaxed_sync_ms == 0)
         return kura_err(KURA_E_INVALID, "relaxed_sync_ms must be positive");
+    if (o->region && *o->region && !arn_region_valid(o->region))
+        return kura_err(KURA_E_INVALID, "region must be 1..%d of [a-z0-9-], not \"%s\"",
+                        ARN_REGION_MAX, o->region);
+    if (o->account_id && *o->account_id && !arn_account_valid(o->account_id))
+        return kura_err(KURA_E_INVALID, "account_id must be %d digits, not \"%s\"",
+                        ARN_ACCOUNT_LEN, o->account_id);
     return KURA_OK;
 }
 
@@ -197,6 +206,12 @@ kura_status kura_open(const char *dir, const kura_options *opts, kura_db **db_ou
         return kura_err(KURA_E_NOMEM, "open %s: out of memory", dir);
     }
     db->opts = o;
+    snprintf(db->arn_region, sizeof db->arn_region, "%s",
+             o.region && *o.region ? o.region : KURA_DEFAULT_REGION);
+    snprintf(db->arn_account, sizeof db->arn_account, "%s",
+             o.account_id && *o.account_id ? o.account_id : KURA_DEFAULT_ACCOUNT_ID);
+    db->opts.region = db->arn_region;
+    db->opts.account_id = db->arn_account;
     db->io = io_env_or_default(o.io);
     kmutex_init(&db->mu);
     kmutex_init(&db->txn_mu);

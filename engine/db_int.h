@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 
 #include "kura.h"
+#include "engine/arn.h"
 #include "engine/lsm/lsm.h"
 #include "util/pool.h"
 #include "util/thread.h"
@@ -40,6 +41,10 @@ struct kura_tree {
 
 struct kura_db {
     kura_options opts;
+    /* kura_options.region and account_id, copied (opts' pointers point here): the scope of
+     * the C API's ARNs and of requests that name none (engine/arn.h) */
+    char arn_region[ARN_REGION_MAX + 1];
+    char arn_account[ARN_ACCOUNT_LEN + 1];
     char *dir;
     io_env *io;
     io_file *lock;

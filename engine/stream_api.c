@@ -67,10 +67,11 @@ static kura_status not_found(const char *arn)
                     arn ? arn : "(null)");
 }
 
-static kura_status ref_acquire(kura_db *db, const char *table, uint64_t label_ms, stream_ref *r)
+static kura_status ref_acquire(kura_db *db, const arn_scope *sc, const char *table,
+                               uint64_t label_ms, stream_ref *r)
 {
     memset(r, 0, sizeof *r);
-    stream_arn(table, label_ms, r->arn, sizeof r->arn);
+    arn_stream(sc, table, label_ms, r->arn, sizeof r->arn);
     if (table_acquire(db, table, &r->t) != KURA_OK)
         return not_found(r->arn);
     kmutex_lock(&db->tables_mu);
@@ -99,7 +100,7 @@ static kura_status ref_acquire(kura_db *db, const char *table, uint64_t label_ms
     return KURA_OK;
 }
 
-static kura_status ref_by_arn(kura_db *db, const char *arn, stream_ref *r)
+static kura_status ref_by_arn(kura_db *db, const arn_scope *sc, const char *arn, stream_ref *r)
 {
     char table[TABLE_NAME_MAX + 1];
     uint64_t label_ms;
@@ -107,9 +108,9 @@ static kura_status ref_by_arn(kura_db *db, const char *arn, stream_ref *r)
         return kura_err(KURA_E_INVALID, "1 validation error detected: Value null at "
                                         "'streamArn' failed to satisfy constraint: Member "
                                         "must not be null");
-    if (!stream_arn_parse(arn, table, sizeof table, &label_ms))
+    if (!stream_arn_parse(sc, arn, table, sizeof table, &label_ms))
         return not_found(arn);
-    return ref_acquire(db, table, label_ms, r);
+    return ref_acquire(db, sc, table, label_ms, r);
 }
 
 /* Where shard p's records still on disk begin: its start, or the oldest WAL segment kept. */
@@ -150,8 +151,8 @@ void kura_stream_summaries_free(kura_stream_summary *v, size_t n)
 }
 
 /* Appends the readable streams of `t` to *v. tables_mu held. */
-static bool list_table(kura_db *db, const kura_table *t, uint64_t now, kura_stream_summary **v,
-                       size_t *n, size_t *cap)
+static bool list_table(kura_db *db, const arn_scope *sc, const kura_table *t, uint64_t now,
+                       kura_stream_summary **v, size_t *n, size_t *cap)
 {
     for (uint32_t i = 0; i < t->nstreams; i++) {
         const table_stream *x = &t->streams[i];
@@ -168,7 +169,7 @@ static bool list_table(kura_db *db, const kura_table *t, uint64_t now, kura_stre
         kura_stream_summary *o = &(*v)[(*n)++];
         memset(o, 0, sizeof *o);
         char arn[512], label[STREAM_LABEL_LEN + 1];
-        stream_arn(t->name, x->label_ms, arn, sizeof arn);
+        arn_stream(sc, t->name, x->label_ms, arn, sizeof arn);
         stream_label(x->label_ms, label);
         if (!(o->stream_arn = strdup(arn)) || !(o->table_name = strdup(t->name)) ||
             !(o->stream_label = strdup(label)))
@@ -177,10 +178,10 @@ static bool list_table(kura_db *db, const kura_table *t, uint64_t now, kura_stre
     return true;
 }
 
-kura_status kura_list_streams(kura_db *db, const char *table_name,
-                              const char *exclusive_start_stream_arn, uint32_t limit,
-                              kura_stream_summary **streams_out, size_t *count_out,
-                              char **last_evaluated_out)
+kura_status arn_list_streams(kura_db *db, const arn_scope *sc, const char *table_name,
+                             const char *exclusive_start_stream_arn, uint32_t limit,
+                             kura_stream_summary **streams_out, size_t *count_out,
+                             char **last_evaluated_out)
 {
     kura_status s = table_limit_check(&limit, 100);
     if (s == KURA_OK && table_name)
@@ -197,7 +198,7 @@ kura_status kura_list_streams(kura_db *db, const char *table_name,
         if (table_name && strcmp(t->name, table_name) != 0)
             continue;
         found = true;
-        ok = list_table(db, t, now, &v, &n, &cap);
+        ok = list_table(db, sc, t, now, &v, &n, &cap);
     }
     kmutex_unlock(&db->tables_mu);
     if (!ok) {
@@ -290,14 +291,14 @@ static kura_status describe_shards(const stream_ref *r, uint32_t first, uint32_t
     return KURA_OK;
 }
 
-kura_status kura_describe_stream(kura_db *db, const char *stream_arn, uint32_t limit,
-                                 const char *exclusive_start_shard_id,
-                                 kura_stream_description *desc_out)
+kura_status arn_describe_stream(kura_db *db, const arn_scope *sc, const char *stream_arn,
+                                uint32_t limit, const char *exclusive_start_shard_id,
+                                kura_stream_description *desc_out)
 {
     kura_status s = table_limit_check(&limit, 100);
     stream_ref r;
     if (s == KURA_OK)
-        s = ref_by_arn(db, stream_arn, &r);
+        s = ref_by_arn(db, sc, stream_arn, &r);
     if (s != KURA_OK)
         return s;
     uint32_t first = 0;
@@ -459,14 +460,14 @@ static kura_status seq_position(const stream_ref *r, uint32_t p, const char *seq
     return KURA_OK;
 }
 
-kura_status kura_get_shard_iterator(kura_db *db, const char *stream_arn, const char *shard_id,
-                                    kura_shard_iterator_type type, const char *sequence_number,
-                                    char **iterator_out)
+kura_status arn_get_shard_iterator(kura_db *db, const arn_scope *sc, const char *stream_arn,
+                                   const char *shard_id, kura_shard_iterator_type type,
+                                   const char *sequence_number, char **iterator_out)
 {
     if (type < KURA_ITER_TRIM_HORIZON || type > KURA_ITER_AFTER_SEQUENCE_NUMBER)
         return kura_err(KURA_E_INVALID, "Invalid ShardIteratorType.");
     stream_ref r;
-    kura_status s = ref_by_arn(db, stream_arn, &r);
+    kura_status s = ref_by_arn(db, sc, stream_arn, &r);
     if (s != KURA_OK)
         return s;
     uint64_t label = 0;
@@ -585,9 +586,9 @@ static kura_status on_change(void *arg, const stream_change *c, stream_pos at)
     return KURA_OK;
 }
 
-kura_status kura_get_records(kura_db *db, const char *shard_iterator, uint32_t limit,
-                             kura_stream_record **records_out, size_t *count_out,
-                             char **next_iterator_out)
+kura_status arn_get_records(kura_db *db, const arn_scope *sc, const char *shard_iterator,
+                            uint32_t limit, kura_stream_record **records_out, size_t *count_out,
+                            char **next_iterator_out)
 {
     kura_status s = table_limit_check(&limit, RECORDS_MAX);
     shard_iter it;
@@ -608,7 +609,7 @@ kura_status kura_get_records(kura_db *db, const char *shard_iterator, uint32_t l
                         "%" PRIu64 " milliseconds.", made, at, ttl);
     }
     stream_ref r;
-    if ((s = ref_acquire(db, it.table, it.label_ms, &r)) != KURA_OK)
+    if ((s = ref_acquire(db, sc, it.table, it.label_ms, &r)) != KURA_OK)
         return s;
     if (it.part >= r.parts) {
         ref_release(&r);

@@ -55,27 +55,17 @@ kura_status stream_spec_check(const kura_stream_specification *sp)
     return KURA_OK;
 }
 
-void stream_arn(const char *table, uint64_t label_ms, char *out, size_t cap)
+bool stream_arn_parse(const arn_scope *sc, const char *arn, char *table, size_t cap,
+                      uint64_t *label_ms_out)
 {
-    char label[STREAM_LABEL_LEN + 1];
-    stream_label(label_ms, label);
-    snprintf(out, cap, "arn:aws:dynamodb:ddblocal:000000000000:table/%s/stream/%s", table,
-             label);
-}
-
-bool stream_arn_parse(const char *arn, char *table, size_t cap, uint64_t *label_ms_out)
-{
-    static const char prefix[] = "arn:aws:dynamodb:ddblocal:000000000000:table/";
-    if (!arn || strncmp(arn, prefix, sizeof prefix - 1) != 0)
+    arn_parts p;
+    if (!arn_split(arn, &p) || !arn_in_scope(&p, sc) || !p.rest ||
+        strncmp(p.rest, "/stream/", 8) != 0 || p.table_len == 0 || p.table_len >= cap)
         return false;
-    const char *name = arn + sizeof prefix - 1;
-    const char *slash = strstr(name, "/stream/");
-    if (!slash || slash == name || (size_t)(slash - name) >= cap)
+    if (!stream_label_parse(p.rest + 8, label_ms_out))
         return false;
-    if (!stream_label_parse(slash + 8, label_ms_out))
-        return false;
-    memcpy(table, name, (size_t)(slash - name));
-    table[slash - name] = 0;
+    memcpy(table, p.table, p.table_len);
+    table[p.table_len] = 0;
     return true;
 }
 
@@ -218,10 +208,15 @@ bool table_stream_describe(const kura_table *t, kura_table_description *d)
     const table_stream *last = &t->streams[t->nstreams - 1];
     d->stream_enabled = !last->closed_ms;
     d->stream_view_type = d->stream_enabled ? last->view : KURA_STREAM_VIEW_UNSET;
-    char arn[512], label[STREAM_LABEL_LEN + 1];
+    char label[STREAM_LABEL_LEN + 1];
     stream_label(last->label_ms, label);
-    stream_arn(t->name, last->label_ms, arn, sizeof arn);
-    return (d->latest_stream_label = strdup(label)) && (d->latest_stream_arn = strdup(arn));
+    if (!(d->latest_stream_label = strdup(label)))
+        return false;
+    if (asprintf(&d->latest_stream_arn, "%s/stream/%s", d->table_arn, label) < 0) {
+        d->latest_stream_arn = NULL;
+        return false;
+    }
+    return true;
 }
 
 const table_stream *table_stream_find(kura_db *db, const kura_table *t, uint64_t label_ms,

@@ -18,6 +18,7 @@
 #ifndef KURA_ENGINE_STREAM_TABLE_H
 #define KURA_ENGINE_STREAM_TABLE_H
 
+#include "engine/arn.h"
 #include "engine/lsm/lsm.h"
 #include "engine/table.h"
 
@@ -42,17 +43,17 @@ kura_status table_stream_create(kura_db *db, kura_table *t, kura_stream_view_typ
  * stream to disable" (KURA_E_INVALID); storage errors leave the table as it was. */
 kura_status table_stream_update(kura_db *db, kura_table *t,
                                 const kura_stream_specification *sp);
-/* The table's StreamSpecification and LatestStream* into `d`. tables_mu held. False: out of
- * memory. */
+/* The table's StreamSpecification and LatestStream* into `d` (its table_arn set: the
+ * stream's ARN is that + "/stream/" + label). tables_mu held. False: out of memory. */
 bool table_stream_describe(const kura_table *t, kura_table_description *d);
 
 /* The stream of `t` labelled label_ms still readable at `now` (tables_mu held), or NULL. */
 const table_stream *table_stream_find(kura_db *db, const kura_table *t, uint64_t label_ms,
                                       uint64_t now);
-/* "arn:aws:dynamodb:ddblocal:000000000000:table/<table>/stream/<label>" into out. */
-void stream_arn(const char *table, uint64_t label_ms, char *out, size_t cap);
-/* The table name and label of a stream ARN; false if `arn` is not one. */
-bool stream_arn_parse(const char *arn, char *table, size_t cap, uint64_t *label_ms_out);
+/* The table name and label of a stream ARN (arn_stream's); false if `arn` is not one, or is
+ * one of another region or account than sc's. */
+bool stream_arn_parse(const arn_scope *sc, const char *arn, char *table, size_t cap,
+                      uint64_t *label_ms_out);
 
 /* Frees the streams of `t` (table_free). */
 void table_streams_free(kura_table *t);

@@ -287,7 +287,8 @@ kura_status table_describe(kura_db *db, kura_table *t, kura_table_description *d
     if (s != KURA_OK)
         return s;
     char arn[512];
-    snprintf(arn, sizeof arn, "arn:aws:dynamodb:ddblocal:000000000000:table/%s", t->name);
+    arn_scope sc = arn_scope_of(db, NULL, NULL);
+    arn_table(&sc, t->name, arn, sizeof arn);
     out.table_name = strdup(t->name);
     out.table_arn = strdup(arn);
     out.table_id = strdup(t->table_id);

@@ -19,7 +19,6 @@
 
 enum { TAGS_MAX = 50, TAG_KEY_MAX = 128, TAG_VALUE_MAX = 256 };
 
-static const char ARN_PREFIX[] = "arn:aws:dynamodb:ddblocal:000000000000:table/";
 #define TAG_PATTERN "[\\p{L}\\p{Z}\\p{N}_.:/=+\\-@]*"
 
 /* ---- Checks ---------------------------------------------------------------------------------- */
@@ -88,26 +87,18 @@ kura_status tags_check(const kura_tag *tags, size_t n)
     return KURA_OK;
 }
 
-/* The table named by a table ARN, pinned (table_release). */
-static kura_status arn_table(kura_db *db, const char *arn, kura_table **t_out)
+/* The table named by a table ARN of scope sc, pinned (table_release). */
+static kura_status arn_table_acquire(kura_db *db, const arn_scope *sc, const char *arn,
+                                     kura_table **t_out)
 {
     if (!arn)
         return kura_err(KURA_E_INVALID, "Invalid TableArn");
-    /* dynalite's (DynamoDB's) shape: arn:aws:dynamodb:<region>:<digits>:table/<name> */
-    const char *p = arn;
-    bool ok = strncmp(p, "arn:aws:dynamodb:", 17) == 0;
-    const char *region = p + 17, *colon = ok ? strchr(region, ':') : NULL;
-    ok = colon && colon > region;
-    const char *acct = ok ? colon + 1 : NULL, *q = acct;
-    while (ok && *q >= '0' && *q <= '9')
-        q++;
-    ok = ok && q > acct && strncmp(q, ":table/", 7) == 0;
-    const char *name = ok ? q + 7 : NULL;
-    ok = ok && !strchr(name, '/') && strlen(name) >= 3;
-    if (!ok)
+    arn_parts p;
+    if (!arn_split(arn, &p) || p.rest || p.table_len < 3)
         return kura_err(KURA_E_INVALID, "Invalid TableArn: Invalid ResourceArn provided as "
                         "input %s", arn);
-    if (strncmp(arn, ARN_PREFIX, sizeof ARN_PREFIX - 1) != 0 || table_acquire(db, name, t_out))
+    /* another region's or account's table is not one of these (arn.h) */
+    if (!arn_in_scope(&p, sc) || table_acquire(db, p.table, t_out))
         return kura_err(KURA_E_RESOURCE_NOT_FOUND, "Requested resource not found: "
                         "ResourceArn: %s not found", arn);
     return KURA_OK;
@@ -220,11 +211,11 @@ static kura_status tags_change(kura_db *db, kura_table *t, const kura_tag *add, 
 
 /* ---- The operations --------------------------------------------------------------------------- */
 
-kura_status kura_tag_resource(kura_db *db, const char *resource_arn, const kura_tag *tags,
-                              size_t count)
+kura_status arn_tag_resource(kura_db *db, const arn_scope *sc, const char *resource_arn,
+                             const kura_tag *tags, size_t count)
 {
     kura_table *t;
-    kura_status s = arn_table(db, resource_arn, &t);
+    kura_status s = arn_table_acquire(db, sc, resource_arn, &t);
     if (s != KURA_OK)
         return s;
     if ((s = tags_check(tags, count)) == KURA_OK)
@@ -233,11 +224,11 @@ kura_status kura_tag_resource(kura_db *db, const char *resource_arn, const kura_
     return s;
 }
 
-kura_status kura_untag_resource(kura_db *db, const char *resource_arn, const char *const *keys,
-                                size_t count)
+kura_status arn_untag_resource(kura_db *db, const arn_scope *sc, const char *resource_arn,
+                               const char *const *keys, size_t count)
 {
     kura_table *t;
-    kura_status s = arn_table(db, resource_arn, &t);
+    kura_status s = arn_table_acquire(db, sc, resource_arn, &t);
     if (s != KURA_OK)
         return s;
     if (count == 0)
@@ -258,12 +249,11 @@ kura_status kura_untag_resource(kura_db *db, const char *resource_arn, const cha
     return s;
 }
 
-kura_status kura_list_tags_of_resource(kura_db *db, const char *resource_arn,
-                                       const char *next_token, size_t limit,
-                                       kura_tag_list *out)
+kura_status arn_list_tags_of_resource(kura_db *db, const arn_scope *sc, const char *resource_arn,
+                                      const char *next_token, size_t limit, kura_tag_list *out)
 {
     kura_table *t;
-    kura_status s = arn_table(db, resource_arn, &t);
+    kura_status s = arn_table_acquire(db, sc, resource_arn, &t);
     if (s != KURA_OK)
         return s;
     if (next_token && (!next_token[0] || strlen(next_token) > TAG_KEY_MAX * 4)) {

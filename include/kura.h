@@ -146,7 +146,19 @@ typedef struct kura_options {
      * minutes). Tests set a few ms to reach trimming and expiry. */
     uint64_t stream_retention_ms;
     uint32_t stream_iterator_ttl_ms;
+    /* The region and account in every ARN (TableArn, IndexArn, StreamArn, ...) and stream
+     * record's awsRegion the C API answers, and the JSON API's for a request whose
+     * kura_request_context names none (an unsigned request). region: 1..32 of [a-z0-9-],
+     * default KURA_DEFAULT_REGION; account_id: 12 digits, default KURA_DEFAULT_ACCOUNT_ID
+     * (DynamoDB Local's). NULL or "": the default; anything else is KURA_E_INVALID at
+     * kura_open. Copied. Neither is stored with the data: ARNs are composed when answered,
+     * so a database reopened with another region answers in that one. */
+    const char *region;
+    const char *account_id;
 } kura_options;
+
+#define KURA_DEFAULT_REGION "us-east-1"
+#define KURA_DEFAULT_ACCOUNT_ID "000000000000"
 
 /* Fills *opts with the defaults above. */
 void kura_options_init(kura_options *opts);
@@ -723,7 +735,7 @@ typedef struct kura_update_table_req {
  * kura_table_description_free() (which frees the contents, not the struct). */
 typedef struct kura_table_description {
     char *table_name;
-    char *table_arn; /* arn:aws:dynamodb:ddblocal:000000000000:table/<name> */
+    char *table_arn; /* arn:aws:dynamodb:<region>:<account_id>:table/<name> (kura_options) */
     char *table_id;  /* a UUID fixed at creation */
     const char *table_status; /* static: "ACTIVE" or "DELETING" */
     double creation_date_time; /* seconds since the epoch */
@@ -821,7 +833,8 @@ kura_status kura_ttl_sweep(kura_db *db, uint64_t *deleted_out);
  * A table's tags (TagResource, UntagResource, ListTagsOfResource) are key/value pairs kept with
  * its definition (docs/format/catalog.md, version 5): every change is durable before the call
  * returns, and they go with the table at DeleteTable. A resource is named by its table's ARN,
- * as DescribeTable's TableArn: arn:aws:dynamodb:ddblocal:000000000000:table/<TableName>.
+ * as DescribeTable's TableArn: arn:aws:dynamodb:<region>:<account_id>:table/<TableName>, in
+ * kura_options' region and account (the JSON API: the request's, kura_request_context).
  * DynamoDB's rules: at most 50 tags; a key is 1..128 and a value 0..256 characters (UTF-16
  * units) of [\p{L}\p{Z}\p{N}_.:/=+\-@] (kura checks ASCII exactly and accepts every non-ASCII
  * character); a key may not begin with "aws:". Common errors of the three calls: KURA_E_INVALID
@@ -869,7 +882,9 @@ void kura_tag_list_free(kura_tag_list *l);
  * closed (an ending sequence number) once disabled; shards have no parents (kura does not
  * split them). Records are read from the table's WAL (docs/architecture.md, "Change
  * stream") and kept for kura_options.stream_retention_ms; a table's streams go with the
- * table at DeleteTable. */
+ * table at DeleteTable. A stream's ARN is its table's ARN + "/stream/" + its label, in
+ * kura_options' region and account; a stream ARN of another region or account names no
+ * stream here (KURA_E_RESOURCE_NOT_FOUND, as a missing one). */
 
 /* ListStreams' entry. Every pointer is owned. */
 typedef struct kura_stream_summary {
@@ -1291,6 +1306,14 @@ typedef struct kura_request_context {
      * Host header, else its listening address): DescribeEndpoints' "Address". NULL or "":
      * KURA_DEFAULT_ENDPOINT. */
     const char *endpoint;
+    /* The region of the request's SigV4 credential scope ("eu-west-1"; kura-server takes it
+     * from the Authorization header or a presigned URL's X-Amz-Credential): every ARN and
+     * awsRegion of the answer is in it, and an ARN the request names must be in it. NULL, ""
+     * or not a region name (1..32 of [a-z0-9-]): kura_options.region. */
+    const char *region;
+    /* The account of those ARNs (12 digits). kura cannot derive an account from an access
+     * key (DynamoDB asks IAM), so kura-server passes NULL: kura_options.account_id. */
+    const char *account;
 } kura_request_context;
 
 /* kura_execute() with a context (NULL: every default); kura_execute() is this with NULL. */

@@ -5,7 +5,8 @@
  *
  * libmicrohttpd hands the handler a percent-decoded path and decoded query arguments; SigV4
  * re-encodes them, which gives the client's canonical form for every path an SDK sends
- * (DynamoDB's is "/").
+ * (DynamoDB's is "/"). It also finds the region a request was signed for, with or without
+ * --auth (srv_auth_region).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,13 @@ bool srv_auth_verify(srv_auth_req *ar, const void *body, size_t len, const srv_c
     ar->req.body = body;
     ar->req.body_len = len;
     return sigv4_verify(&ar->req, &ar->auth, cfg->auth_secret, err_out);
+}
+
+bool srv_auth_region(struct MHD_Connection *conn, char *region_out, size_t cap)
+{
+    const char *hdr = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+    const char *arg = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "X-Amz-Credential");
+    return sigv4_region(hdr, arg, region_out, cap);
 }
 
 void srv_auth_free(srv_auth_req *ar)

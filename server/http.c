@@ -181,6 +181,8 @@ struct srv_req {
     const char *op;
     const char *host; /* the Host header (MHD's copy, valid until the request completes), or
                        * NULL: kura_request_context's endpoint */
+    char region[33];  /* the region of its SigV4 credential scope; "": unsigned (the database's
+                       * default region: kura_request_context) */
     atomic_bool ran;   /* the writer has run it (set before the connection is resumed) */
     bool queued;
     bool suspended;   /* counted in writers.suspended */
@@ -351,7 +353,8 @@ static void execute(srv_http *h, srv_req *r, const char *op)
     const char *body = r->body.data ? (const char *)r->body.data : "";
     r->op = op;
     if (h->cfg->gsi_read_wait_ms && read_wait_failed(h, r, op, body)) return;
-    kura_request_context ctx = {.endpoint = r->host && *r->host ? r->host : h->listen_addr};
+    kura_request_context ctx = {.endpoint = r->host && *r->host ? r->host : h->listen_addr,
+                                .region = r->region[0] ? r->region : NULL};
     kura_status s = kura_execute_ctx(h->db, &ctx, op, body, r->body.len, &r->out, &r->out_len);
     r->type = s == KURA_OK ? NULL : kura_execute_error_type();
     if (r->type && strcmp(r->type, "InternalServerError") == 0)
@@ -530,6 +533,7 @@ static enum MHD_Result on_complete(srv_http *h, struct MHD_Connection *conn, srv
     const char *op =
         target_op(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Amz-Target"));
     r->host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+    if (!srv_auth_region(conn, r->region, sizeof r->region)) r->region[0] = '\0';
     if (h->writers.pool && is_write(op))
         return hand_to(h, conn, r, op, h->writers.pool, write_job);
     execute(h, r, op);

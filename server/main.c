@@ -8,6 +8,7 @@
  *               [--ttl-transition-ms MS]
  *               [--ttl-clock-offset SECONDS]
  *               [--stream-retention-ms MS] [--stream-iterator-ttl-ms MS]
+ *               [--region REGION] [--account-id ACCOUNT]
  *
  * Lifecycle: SIGINT, SIGTERM and SIGHUP are blocked in every thread before any is created, then
  *   open the database -> start the HTTP daemon -> print "kura-server listening on
@@ -37,6 +38,10 @@
  * (docs/architecture.md, "Change stream"): how long a stream's records stay readable
  * (DynamoDB's 24 hours by default) and how long a shard iterator does (DynamoDB's 15 minutes);
  * tests shorten them to reach TrimmedDataAccessException and ExpiredIteratorException.
+ * --region and --account-id set kura_options.region and account_id: the region and account of
+ * the ARNs (and awsRegion) answered to a request that is not signed; a signed request is
+ * answered in the region of its credential scope (http.c), always with this account (kura
+ * cannot tell an access key's account).
  */
 #include <errno.h>
 #include <limits.h>
@@ -117,6 +122,7 @@ typedef struct srv_options {
     uint64_t stream_retention_ms; /* --stream-retention-ms, 0: DynamoDB's 24 hours */
     unsigned stream_iterator_ttl_ms; /* --stream-iterator-ttl-ms, 0: DynamoDB's 15 minutes */
     char *auth_key, *auth_secret; /* --auth, malloc'ed */
+    const char *region, *account_id; /* --region, --account-id (argv), NULL: the defaults */
     srv_config cfg;
 } srv_options;
 
@@ -132,6 +138,7 @@ static void usage(const char *msg)
             "                   [--ttl-change-interval-ms MS] [--ttl-transition-ms MS]\n"
             "                   [--ttl-clock-offset SECONDS]\n"
             "                   [--stream-retention-ms MS] [--stream-iterator-ttl-ms MS]\n"
+            "                   [--region REGION] [--account-id ACCOUNT]\n"
             "  --gsi-read-wait[=MS]  a Query or Scan with IndexName first waits (at most MS,\n"
             "                        default %u) until the index has applied every write\n"
             "                        acknowledged before it: read-your-writes on GSIs for\n"
@@ -149,6 +156,11 @@ static void usage(const char *msg)
             "                        24 hours, as DynamoDB)\n"
             "  --stream-iterator-ttl-ms MS  how long a shard iterator stays valid (default\n"
             "                        15 minutes, as DynamoDB)\n"
+            "  --region REGION       the region of ARNs and awsRegion for unsigned requests\n"
+            "                        (default " KURA_DEFAULT_REGION "); a signed request gets the\n"
+            "                        region of its credential scope\n"
+            "  --account-id ACCOUNT  the 12-digit account of every ARN (default\n"
+            "                        " KURA_DEFAULT_ACCOUNT_ID ", DynamoDB Local's)\n"
             "  kura's own endpoints: GET /kura/indexes (every index's lag), POST\n"
             "  /kura/index-wait {\"TableName\",\"IndexName\"?,\"TimeoutMillis\"?}, POST\n"
             "  /kura/check {\"TableName\"?} (the integrity check) (docs/server.md)\n",
@@ -203,6 +215,19 @@ static int64_t parse_offset(const char *opt, const char *s)
         exit(EXIT_USAGE);
     }
     return (int64_t)v;
+}
+
+/* A value of lo..hi characters of `allowed` (--region, --account-id). */
+static const char *parse_chars(const char *opt, const char *s, const char *allowed, size_t lo,
+                               size_t hi)
+{
+    size_t n = strlen(s);
+    if (n < lo || n > hi || strspn(s, allowed) != n) {
+        fprintf(stderr, "kura-server: %s takes %zu..%zu of [%s], not '%s'\n", opt, lo, hi,
+                allowed, s);
+        exit(EXIT_USAGE);
+    }
+    return s;
 }
 
 /* KEY:SECRET. The secret is copied and blanked in argv, so that ps and /proc/PID/cmdline
@@ -289,6 +314,10 @@ static void parse_args(int argc, char **argv, srv_options *o, long cores)
             o->stream_retention_ms = parse_ms(a, v);
         else if (strcmp(a, "--stream-iterator-ttl-ms") == 0)
             o->stream_iterator_ttl_ms = parse_uint(a, v, 1, 86400000);
+        else if (strcmp(a, "--region") == 0)
+            o->region = parse_chars(a, v, "abcdefghijklmnopqrstuvwxyz0123456789-", 1, 32);
+        else if (strcmp(a, "--account-id") == 0)
+            o->account_id = parse_chars(a, v, "0123456789", 12, 12);
         else {
             fprintf(stderr, "kura-server: unknown option: %s\n", a);
             usage(NULL);
@@ -320,6 +349,8 @@ static kura_status open_db(srv_options *o, const char *dir, kura_db **db_out)
     opts.ttl_transition_ms = o->ttl_transition_ms;
     opts.stream_retention_ms = o->stream_retention_ms;
     opts.stream_iterator_ttl_ms = o->stream_iterator_ttl_ms;
+    if (o->region) opts.region = o->region;
+    if (o->account_id) opts.account_id = o->account_id;
     if (o->ttl_clock_offset) {
         opts.ttl_clock = offset_clock;
         opts.ttl_clock_arg = &o->ttl_clock_offset;

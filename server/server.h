@@ -92,6 +92,11 @@ bool srv_auth_precheck(struct MHD_Connection *conn, const char *method, const ch
 bool srv_auth_verify(srv_auth_req *ar, const void *body, size_t len, const srv_config *cfg,
                      sigv4_error *err_out);
 
+/* The region the request was signed for (sigv4_region: its Authorization header's credential
+ * scope, else its X-Amz-Credential query argument) into region_out (cap bytes), whether or not
+ * --auth verifies it; false for an unsigned request (the database's default region then). */
+bool srv_auth_region(struct MHD_Connection *conn, char *region_out, size_t cap);
+
 /* Frees what srv_auth_precheck() allocated. */
 void srv_auth_free(srv_auth_req *ar);
 

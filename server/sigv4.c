@@ -328,3 +328,31 @@ bool sigv4_verify(const sigv4_request *req, const sigv4_auth *auth, const char *
         return fail(err_out, T_INVALID, "%s", MSG_MISMATCH);
     return true;
 }
+
+/* The third '/'-separated part of a credential (which ends at ',', ' ' or NUL). */
+static bool credential_region(const char *cred, char *out, size_t cap)
+{
+    const char *p = cred;
+    for (int slashes = 0; slashes < 2; p++) {
+        if (!*p || *p == ',' || *p == ' ') return false;
+        if (*p == '/') slashes++;
+    }
+    size_t n = 0;
+    for (; p[n] && p[n] != '/'; n++) {
+        char c = p[n];
+        if (n + 1 >= cap || !((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'))
+            return false;
+    }
+    if (n == 0 || p[n] != '/') return false;
+    memcpy(out, p, n);
+    out[n] = '\0';
+    return true;
+}
+
+bool sigv4_region(const char *authorization, const char *query_credential, char *region_out,
+                  size_t cap)
+{
+    const char *cred = authorization ? strstr(authorization, "Credential=") : NULL;
+    if (cred) return credential_region(cred + 11, region_out, cap);
+    return query_credential && credential_region(query_credential, region_out, cap);
+}

@@ -79,6 +79,15 @@ bool sigv4_precheck(const sigv4_request *req, const char *access_key, time_t now
 bool sigv4_verify(const sigv4_request *req, const sigv4_auth *auth, const char *secret,
                   sigv4_error *err_out);
 
+/* The region of a request's credential scope ("AKID/20150830/eu-west-1/dynamodb/aws4_request"),
+ * from the Authorization header's Credential (`authorization`, NULL when absent), else from a
+ * presigned URL's X-Amz-Credential query argument (`query_credential`, decoded; NULL when
+ * absent). It does not verify anything: kura-server without --auth answers in the region the
+ * client signed for too. Copies the region into region_out (cap bytes) and returns true, or
+ * returns false when neither names one of 1..cap-1 characters of [a-z0-9-]. */
+bool sigv4_region(const char *authorization, const char *query_credential, char *region_out,
+                  size_t cap);
+
 /* ---- The steps, exposed for the test vectors ------------------------------------------- */
 
 /* kSigning = HMAC(HMAC(HMAC(HMAC("AWS4" + secret, date), region), service), "aws4_request"). */

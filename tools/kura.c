@@ -59,6 +59,9 @@
  *
  * --partitions sets the hash partitions of tables created without KuraPartitions;
  * --relaxed syncs the WAL periodically instead of on every write (KURA_RELAXED).
+ * --region REGION and --account-id ACCOUNT (before the command, as the others) set the region
+ * and account of every ARN and awsRegion answered (kura_options.region, account_id; default
+ * us-east-1 and 000000000000), and which ARNs name this database's resources.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -77,7 +80,9 @@
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: kura --data DIR [--partitions N] [--relaxed] exec OPERATION\n"
+            "usage: kura --data DIR [--partitions N] [--relaxed] [--region REGION]\n"
+            "                       [--account-id ACCOUNT] COMMAND ... (below)\n"
+            "       kura --data DIR [--partitions N] [--relaxed] exec OPERATION\n"
             "       kura --data DIR [--partitions N] [--relaxed] pipe\n"
             "       kura --data DIR index-stats [TABLE [INDEX]]\n"
             "       kura --data DIR index-wait TABLE [INDEX|-] [TIMEOUT_MS]\n"
@@ -310,6 +315,10 @@ int main(int argc, char **argv)
             opts.default_partitions = (uint32_t)p;
         } else if (strcmp(argv[i], "--relaxed") == 0) {
             opts.durability = KURA_RELAXED;
+        } else if (strcmp(argv[i], "--region") == 0 && i + 1 < argc) {
+            opts.region = argv[++i]; /* checked by kura_open */
+        } else if (strcmp(argv[i], "--account-id") == 0 && i + 1 < argc) {
+            opts.account_id = argv[++i];
         } else {
             usage();
         }

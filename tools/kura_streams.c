@@ -125,7 +125,8 @@ static int read_shard(kura_db *db, const char *arn, const char *shard, const cha
             break;
         }
         for (size_t i = 0; i < n && rc == 0; i++)
-            if (api_write_stream_record(&b, &r[i]) == KURA_OK)
+            if (api_write_stream_record(&b, &r[i], arn_scope_of(db, NULL, NULL).region) ==
+                KURA_OK)
                 print_line(&b);
             else
                 rc = nomem();

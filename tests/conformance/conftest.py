@@ -320,13 +320,13 @@ def server(request, server_factory):
 
 
 def make_client(url, access_key="AKIDKURATEST", secret="kura-test-secret", validate=False,
-                read_timeout=60):
+                read_timeout=60, region="us-east-1"):
     """A low-level boto3 DynamoDB client. No retries, so every error surfaces as it is sent;
     parameter validation off so that invalid requests reach the server (and shapes newer than
     the installed botocore are not refused client-side)."""
     cfg = Config(retries={"max_attempts": 0}, parameter_validation=validate,
                  connect_timeout=10, read_timeout=read_timeout, max_pool_connections=64)
-    return boto3.client("dynamodb", endpoint_url=url, region_name="us-east-1",
+    return boto3.client("dynamodb", endpoint_url=url, region_name=region,
                         aws_access_key_id=access_key, aws_secret_access_key=secret, config=cfg)
 
 
@@ -341,10 +341,10 @@ def ddb_validating(server):
     return make_client(server.url, validate=True)
 
 
-def streams_client(url, key="AKIDKURATEST", secret="kura-test-secret"):
+def streams_client(url, key="AKIDKURATEST", secret="kura-test-secret", region="us-east-1"):
     """A boto3 DynamoDB Streams client (no retries, no parameter validation)."""
     cfg = Config(retries={"max_attempts": 0}, parameter_validation=False)
-    return boto3.client("dynamodbstreams", endpoint_url=url, region_name="us-east-1",
+    return boto3.client("dynamodbstreams", endpoint_url=url, region_name=region,
                         aws_access_key_id=key, aws_secret_access_key=secret, config=cfg)
 
 

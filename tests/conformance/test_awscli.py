@@ -1,7 +1,8 @@
 """test_awscli.py - This file contains the AWS CLI smoke test: the `aws dynamodb` commands a
 user types first (create-table, describe-table, list-tables, put-item, batch-write-item,
 get-item, update-item, query, scan, delete-item, delete-table), pointed at kura-server with
---endpoint-url and dummy credentials, each output checked as JSON. An error must come back as
+--endpoint-url and dummy credentials, each output checked as JSON (ARNs in the region the CLI
+is configured for, or given --region). An error must come back as
 the CLI's error exit with DynamoDB's error type in its message. (Each CLI start costs about
 2 s, so the command list is kept short.)
 """
@@ -57,8 +58,11 @@ def test_cli_smoke(aws):
             "--billing-mode", "PAY_PER_REQUEST")
     assert r["TableDescription"]["TableName"] == name
     assert r["TableDescription"]["KeySchema"][0] == {"AttributeName": "pk", "KeyType": "HASH"}
-    r = aws("describe-table", "--table-name", name)
+    assert r["TableDescription"]["TableArn"] == \
+        "arn:aws:dynamodb:us-east-1:000000000000:table/" + name  # AWS_DEFAULT_REGION's
+    r = aws("describe-table", "--table-name", name, "--region", "eu-central-1")
     assert r["Table"]["TableStatus"] == "ACTIVE"
+    assert r["Table"]["TableArn"] == "arn:aws:dynamodb:eu-central-1:000000000000:table/" + name
     assert name in aws("list-tables")["TableNames"]
 
     items = [{"pk": {"S": "user#1"}, "sk": {"N": str(i)}, "name": {"S": "n%d" % i},

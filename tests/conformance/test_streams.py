@@ -7,7 +7,8 @@ the errors DynamoDB sends.
 Developed against DynamoDB Local 1.25.1 (KURA_ENDPOINT=http://127.0.0.1:8001); where Local
 differs from DynamoDB's documentation the documentation wins and the test says so: Local
 rounds ApproximateCreationDateTime down to the minute (DynamoDB: to the second) and names its
-region "ddblocal". A table's stream has one shard per partition in kura (one in Local), so
+region "ddblocal" whatever the client's (DynamoDB and kura: the region the client signed for,
+test_region.py). A table's stream has one shard per partition in kura (one in Local), so
 every reading goes over all shards and orders records per item.
 """
 

@@ -104,7 +104,7 @@ static void test_tables(void **state)
     assert_string_equal(json_string_value(json_object_get(d, "TableStatus")), "ACTIVE");
     assert_true(json_is_number(json_object_get(d, "CreationDateTime")));
     assert_string_equal(json_string_value(json_object_get(d, "TableArn")),
-                        "arn:aws:dynamodb:ddblocal:000000000000:table/tb1");
+                        "arn:aws:dynamodb:us-east-1:000000000000:table/tb1");
     assert_true(json_is_string(json_object_get(d, "TableId")));
     assert_int_equal(json_integer_value(json_object_get(d, "ItemCount")), 0);
     assert_int_equal(json_integer_value(json_object_get(d, "TableSizeBytes")), 0);

@@ -108,13 +108,13 @@ static char *table_body(const char *name, const char *rest)
     "\"LocalSecondaryIndexes\":[{\"IndexName\":\"lsi1\",\"KeySchema\":[{\"AttributeName\":"   \
     "\"pk\",\"KeyType\":\"HASH\"},{\"AttributeName\":\"x\",\"KeyType\":\"RANGE\"}],"           \
     "\"Projection\":{\"ProjectionType\":\"INCLUDE\",\"NonKeyAttributes\":[\"a\",\"b\"]},"      \
-    "\"IndexSizeBytes\":0,\"ItemCount\":0,\"IndexArn\":\"arn:aws:dynamodb:ddblocal:"           \
+    "\"IndexSizeBytes\":0,\"ItemCount\":0,\"IndexArn\":\"arn:aws:dynamodb:us-east-1:"           \
     "000000000000:table/" t "/index/lsi1\"}],\"GlobalSecondaryIndexes\":[{\"IndexName\":"      \
     "\"gsi1\",\"KeySchema\":[{\"AttributeName\":\"g\",\"KeyType\":\"HASH\"},{\"AttributeName\"" \
     ":\"x\",\"KeyType\":\"RANGE\"}],\"Projection\":{\"ProjectionType\":\"KEYS_ONLY\"},"        \
     "\"IndexStatus\":\"ACTIVE\",\"ProvisionedThroughput\":{\"NumberOfDecreasesToday\":0,"      \
     "\"ReadCapacityUnits\":" rcu ",\"WriteCapacityUnits\":" wcu "},\"IndexSizeBytes\":0,"      \
-    "\"ItemCount\":0,\"IndexArn\":\"arn:aws:dynamodb:ddblocal:000000000000:table/" t           \
+    "\"ItemCount\":0,\"IndexArn\":\"arn:aws:dynamodb:us-east-1:000000000000:table/" t           \
     "/index/gsi1\"}],\"DeletionProtectionEnabled\":false}"
 
 /* The response's indexes must be exactly `want` (through the end of the description), and
@@ -186,7 +186,7 @@ static void test_describe_json(void **state)
               "\"KeyType\":\"HASH\"}],\"Projection\":{\"ProjectionType\":\"ALL\"},"
               "\"IndexStatus\":\"ACTIVE\",\"ProvisionedThroughput\":{\"NumberOfDecreasesToday\":0,"
               "\"ReadCapacityUnits\":0,\"WriteCapacityUnits\":0},\"IndexSizeBytes\":0,"
-              "\"ItemCount\":0,\"IndexArn\":\"arn:aws:dynamodb:ddblocal:000000000000:table/idx2/"
+              "\"ItemCount\":0,\"IndexArn\":\"arn:aws:dynamodb:us-east-1:000000000000:table/idx2/"
               "index/multi\"},");
     assert_null(strstr(out, "LocalSecondaryIndexes"));
     assert_null(strstr(out, "Backfilling"));

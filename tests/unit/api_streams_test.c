@@ -23,7 +23,7 @@ static char *dir;
 #define T "com.amazonaws.dynamodb.v20120810#"
 #define INVALID "One or more parameter values were invalid: "
 /* A well-formed ARN of a stream that does not exist (37..1024 characters). */
-#define NO_ARN "arn:aws:dynamodb:ddblocal:000000000000:table/nope/stream/2020-01-01T00:00:00.000"
+#define NO_ARN "arn:aws:dynamodb:us-east-1:000000000000:table/nope/stream/2020-01-01T00:00:00.000"
 #define NO_SHARD "shardId-00000000000000000000-00000000"
 
 static int setup(void **state)
@@ -471,7 +471,7 @@ static void test_responses(void **state)
         assert_string_equal(json_string_value(json_object_get(r, "eventName")), names[i]);
         assert_string_equal(json_string_value(json_object_get(r, "eventVersion")), "1.1");
         assert_string_equal(json_string_value(json_object_get(r, "eventSource")), "aws:dynamodb");
-        assert_string_equal(json_string_value(json_object_get(r, "awsRegion")), "ddblocal");
+        assert_string_equal(json_string_value(json_object_get(r, "awsRegion")), "us-east-1");
         assert_true(json_is_string(json_object_get(r, "eventID")));
         assert_null(json_object_get(r, "userIdentity"));
         assert_true(json_is_number(json_object_get(dd, "ApproximateCreationDateTime")));
@@ -513,10 +513,10 @@ static void test_record_writer(void **state)
     r.stream_view_type = KURA_STREAM_KEYS_ONLY;
     r.service = true;
     kbuf b = KBUF_INIT;
-    assert_kura_ok(api_write_stream_record(&b, &r));
+    assert_kura_ok(api_write_stream_record(&b, &r, "ap-south-2"));
     const char *want =
         "{\"eventID\":\"0123456789abcdef\",\"eventName\":\"REMOVE\",\"eventVersion\":\"1.1\","
-        "\"eventSource\":\"aws:dynamodb\",\"awsRegion\":\"ddblocal\",\"dynamodb\":{"
+        "\"eventSource\":\"aws:dynamodb\",\"awsRegion\":\"ap-south-2\",\"dynamodb\":{"
         "\"ApproximateCreationDateTime\":1795750860.0,\"Keys\":{\"pk\":{\"S\":\"a\\\"b\"}},"
         "\"SequenceNumber\":\"0000000000000000000000042\",\"SizeBytes\":5,"
         "\"StreamViewType\":\"KEYS_ONLY\"},\"userIdentity\":{"
@@ -531,9 +531,9 @@ static void test_record_writer(void **state)
     r.new_image = kura_value_clone(r.keys);
     r.old_image = kura_value_map();
     assert_kura_ok(kura_value_map_put(r.old_image, "pk", 2, kura_value_s("x", 1)));
-    assert_kura_ok(api_write_stream_record(&b, &r));
+    assert_kura_ok(api_write_stream_record(&b, &r, "ap-south-2"));
     want = "{\"eventID\":\"0123456789abcdef\",\"eventName\":\"MODIFY\",\"eventVersion\":\"1.1\","
-           "\"eventSource\":\"aws:dynamodb\",\"awsRegion\":\"ddblocal\",\"dynamodb\":{"
+           "\"eventSource\":\"aws:dynamodb\",\"awsRegion\":\"ap-south-2\",\"dynamodb\":{"
            "\"ApproximateCreationDateTime\":1795750860.0,\"Keys\":{\"pk\":{\"S\":\"a\\\"b\"}},"
            "\"NewImage\":{\"pk\":{\"S\":\"a\\\"b\"}},\"OldImage\":{\"pk\":{\"S\":\"x\"}},"
            "\"SequenceNumber\":\"0000000000000000000000042\",\"SizeBytes\":5,"

@@ -18,7 +18,7 @@ static kura_db *db;
 static char *dir;
 
 #define T "com.amazonaws.dynamodb.v20120810#"
-#define ARN "arn:aws:dynamodb:ddblocal:000000000000:table/"
+#define ARN "arn:aws:dynamodb:us-east-1:000000000000:table/"
 
 static int setup(void **state)
 {

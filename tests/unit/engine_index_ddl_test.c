@@ -202,7 +202,7 @@ static void check_rich(const kura_table_description *d)
     const kura_index_description *l = d->local_secondary_indexes, *g = d->global_secondary_indexes;
     assert_string_equal(l[0].index_name, "lsi1");
     assert_string_equal(l[0].index_arn,
-                        "arn:aws:dynamodb:ddblocal:000000000000:table/Orders/index/lsi1");
+                        "arn:aws:dynamodb:us-east-1:000000000000:table/Orders/index/lsi1");
     assert_int_equal(l[0].key_schema_count, 2);
     assert_string_equal(l[0].key_schema[0].attribute_name, "pk");
     assert_false(l[0].key_schema[0].range);

@@ -575,7 +575,7 @@ static void test_iterators(void **state)
     it[strlen(it) - 20] ^= 1; /* an edited iterator */
     assert_int_equal(kura_get_records(db, it, 0, &v, &n, &next), KURA_E_INVALID);
     kura_free(it);
-    assert_int_equal(kura_describe_stream(db, "arn:aws:dynamodb:ddblocal:000000000000:table/"
+    assert_int_equal(kura_describe_stream(db, "arn:aws:dynamodb:us-east-1:000000000000:table/"
                                               "st_it/stream/2020-01-01T00:00:00.000",
                                           0, NULL, &d),
                      KURA_E_RESOURCE_NOT_FOUND);

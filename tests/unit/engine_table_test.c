@@ -55,7 +55,7 @@ static void test_create_describe_list(void **state)
     assert_kura_ok(kura_create_table(db, &r, &d));
     assert_string_equal(d.table_name, "Orders");
     assert_string_equal(d.table_status, "ACTIVE");
-    assert_string_equal(d.table_arn, "arn:aws:dynamodb:ddblocal:000000000000:table/Orders");
+    assert_string_equal(d.table_arn, "arn:aws:dynamodb:us-east-1:000000000000:table/Orders");
     assert_int_equal(strlen(d.table_id), 36);
     assert_int_equal(d.key_schema_count, 2);
     assert_string_equal(d.key_schema[0].attribute_name, "PK");

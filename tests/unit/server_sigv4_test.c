@@ -514,6 +514,40 @@ static void test_date_header(void **state)
     free(creq);
 }
 
+/* sigv4_region: the credential scope's region from the header, else the presigned query. */
+static void test_region(void **state)
+{
+    (void)state;
+    char r[33];
+    const char *hdr = "AWS4-HMAC-SHA256 Credential=AKIDKURA/20261121/eu-west-1/dynamodb/"
+                      "aws4_request, SignedHeaders=host;x-amz-date, Signature=abc";
+    assert_true(sigv4_region(hdr, NULL, r, sizeof r));
+    assert_string_equal(r, "eu-west-1");
+    /* the header wins over the query */
+    assert_true(sigv4_region(hdr, "AKID/20261121/ap-south-1/dynamodb/aws4_request", r, sizeof r));
+    assert_string_equal(r, "eu-west-1");
+    assert_true(sigv4_region(NULL, "AKID/20261121/ap-south-1/dynamodb/aws4_request", r, sizeof r));
+    assert_string_equal(r, "ap-south-1");
+    /* unsigned, or no region to take */
+    strcpy(r, "unchanged");
+    assert_false(sigv4_region(NULL, NULL, r, sizeof r));
+    assert_false(sigv4_region("AWS4-HMAC-SHA256 SignedHeaders=host", NULL, r, sizeof r));
+    assert_false(sigv4_region("AWS4-HMAC-SHA256 Credential=AKID/20261121, Signature=x", NULL, r,
+                              sizeof r));
+    assert_false(sigv4_region("AWS4-HMAC-SHA256 Credential=AKID/20261121//dynamodb/aws4_request",
+                              NULL, r, sizeof r));
+    assert_false(sigv4_region("AWS4-HMAC-SHA256 Credential=AKID/20261121/EU:1/dynamodb/x", NULL,
+                              r, sizeof r));
+    assert_false(sigv4_region(NULL, "AKID/20261121/eu-west-1", r, sizeof r));
+    assert_string_equal(r, "unchanged");
+    /* longer than the buffer */
+    char small[5];
+    assert_false(sigv4_region(hdr, NULL, small, sizeof small));
+    assert_true(sigv4_region("Credential=A/d/abcd/dynamodb/aws4_request", NULL, small,
+                             sizeof small));
+    assert_string_equal(small, "abcd");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -527,6 +561,7 @@ int main(void)
         cmocka_unit_test(test_reject_wrong_signature),
         cmocka_unit_test(test_reject_payload_hash),
         cmocka_unit_test(test_date_header),
+        cmocka_unit_test(test_region),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
