@@ -89,7 +89,7 @@ kura_status tags_check(const kura_tag *tags, size_t n)
 }
 
 /* The table named by a table ARN, pinned (table_release). */
-static kura_status arn_table(kura_db *db, const char *arn, kura_table **t_out)
+kura_status arn_table(kura_db *db, const char *arn, kura_table **t_out)
 {
     if (!arn)
         return kura_err(KURA_E_INVALID, "Invalid TableArn");
