@@ -69,6 +69,8 @@ extern const api_field api_tag;
 /* The (schema-checked) list of tags as one malloc'ed array in *out (the caller frees it; the
  * strings stay in the request), its length in *n_out. */
 kura_status api_tags_decode(const jd_t *list, kura_tag **out, size_t *n_out);
+extern const api_op api_op_put_resource_policy, api_op_get_resource_policy,
+    api_op_delete_resource_policy; /* req_policy.c */
 extern const api_op api_op_list_streams, api_op_describe_stream, api_op_get_shard_iterator,
     api_op_get_records; /* req_streams.c */
 extern const api_op api_op_describe_endpoints, api_op_describe_limits; /* req_account.c */

@@ -243,6 +243,10 @@ static kura_status apply_updates(kura_table *t, const kura_update_table_req *req
         int g = gsi_find(t, u->index_name);
         if (g < 0)
             return kura_err(KURA_E_RESOURCE_NOT_FOUND, "Requested resource not found");
+        if (!u->has_provisioned_throughput && !u->on_demand.given && !u->warm.given)
+            return kura_err(KURA_E_INVALID, "One or more parameter values were invalid: One of "
+                            "ProvisionedThroughput, OnDemandThroughput or WarmThroughput must be "
+                            "specified for index: %s", u->index_name);
         kura_status s = settings_check_gsi_update(&t->gsi[g], u,
                                                   mode == KURA_BILLING_PAY_PER_REQUEST);
         if (s != KURA_OK)
