@@ -24,19 +24,17 @@
     }
 
 static const api_field put_schema[] = {
-    F_ARN,
-    {.name = "Policy", .type = AT_STRING, .flags = AF_NOT_NULL},
-    F_EXPECTED,
-    API_F_BOOL("ConfirmRemoveSelfResourceAccess"),
+    F_ARN,      {.name = "Policy", .type = AT_STRING, .flags = AF_NOT_NULL},
+    F_EXPECTED, API_F_BOOL("ConfirmRemoveSelfResourceAccess"),
     API_F_END,
 };
 
 static kura_status run_put(api_call *c)
 {
     char *rev = NULL;
-    kura_status s = kura_put_resource_policy(c->db, api_str(c->req, "ResourceArn"),
-                                             api_str(c->req, "Policy"),
-                                             api_str(c->req, "ExpectedRevisionId"), &rev);
+    kura_status s =
+        kura_put_resource_policy(c->db, api_str(c->req, "ResourceArn"), api_str(c->req, "Policy"),
+                                 api_str(c->req, "ExpectedRevisionId"), &rev);
     if (s != KURA_OK) return api_engine(s);
     s = api_out_json(c, "RevisionId", jd_string(c->doc, rev));
     kura_free(rev);

@@ -26,8 +26,6 @@ static const char *const enum_attr_type[] = {"B", "N", "S", NULL};
 static const char *const enum_key_type[] = {"HASH", "RANGE", NULL};
 static const char *const enum_billing[] = {"PROVISIONED", "PAY_PER_REQUEST", NULL};
 static const char *const enum_projection[] = {"ALL", "INCLUDE", "KEYS_ONLY", NULL};
-static const char *const enum_table_class[] = {"STANDARD", "STANDARD_INFREQUENT_ACCESS", NULL};
-static const char *const enum_sse_type[] = {"AES256", "KMS", NULL};
 
 #define F_TABLE_NAME_REQ                                                                           \
     {                                                                                              \
@@ -64,43 +62,6 @@ static const api_field throughput_fields[] = {
     {.name = "ReadCapacityUnits", .type = AT_LONG, .flags = AF_NOT_NULL | AF_MIN, .min = 1},
     API_F_END,
 };
-/* Table settings (engine/table_settings.c): OnDemandThroughput, WarmThroughput (tables and
- * GSIs), SSESpecification, TableClass. */
-static const api_field on_demand_fields[] = {
-    {.name = "MaxReadRequestUnits", .type = AT_LONG, .flags = 0},
-    {.name = "MaxWriteRequestUnits", .type = AT_LONG, .flags = 0},
-    API_F_END,
-};
-static const api_field warm_fields[] = {
-    {.name = "ReadUnitsPerSecond", .type = AT_LONG, .flags = 0},
-    {.name = "WriteUnitsPerSecond", .type = AT_LONG, .flags = 0},
-    API_F_END,
-};
-static const api_field sse_fields[] = {
-    {.name = "Enabled", .type = AT_BOOLEAN, .flags = 0},
-    {.name = "SSEType", .type = AT_STRING, .flags = 0, .enums = enum_sse_type},
-    {.name = "KMSMasterKeyId", .type = AT_STRING, .flags = 0},
-    API_F_END,
-};
-#define F_ON_DEMAND                                                                                \
-    {                                                                                              \
-        .name = "OnDemandThroughput", .type = AT_FSTRUCT, .flags = 0,                              \
-        .subtype = "OnDemandThroughput", .fields = on_demand_fields                                \
-    }
-#define F_WARM                                                                                     \
-    {                                                                                              \
-        .name = "WarmThroughput", .type = AT_FSTRUCT, .flags = 0, .subtype = "WarmThroughput",     \
-        .fields = warm_fields                                                                      \
-    }
-#define F_SSE                                                                                      \
-    {                                                                                              \
-        .name = "SSESpecification", .type = AT_FSTRUCT, .flags = 0,                                \
-        .subtype = "SSESpecification", .fields = sse_fields                                        \
-    }
-#define F_TABLE_CLASS                                                                              \
-    {                                                                                              \
-        .name = "TableClass", .type = AT_STRING, .flags = 0, .enums = enum_table_class             \
-    }
 
 static const api_field projection_fields[] = {
     {.name = "ProjectionType", .type = AT_STRING, .flags = 0, .enums = enum_projection},
@@ -143,18 +104,19 @@ static const api_field lsi = {.name = "member",
                               .subtype = "LocalSecondaryIndex",
                               .fields = lsi_fields};
 /* GSI key schemas may have up to 4 HASH and 4 RANGE attributes. */
-static const api_field gsi_fields[] = {F_INDEX_NAME, F_INDEX_KEYS(8), F_PROJECTION, F_THROUGHPUT(0),
-                                       F_ON_DEMAND,  F_WARM,          API_F_END};
+static const api_field gsi_fields[] = {F_INDEX_NAME,    F_INDEX_KEYS(8), F_PROJECTION,
+                                       F_THROUGHPUT(0), API_F_ON_DEMAND, API_F_WARM,
+                                       API_F_END};
 static const api_field gsi = {.name = "member",
                               .type = AT_VSTRUCT,
                               .flags = 0,
                               .subtype = "GlobalSecondaryIndex",
                               .fields = gsi_fields};
 
-static const api_field gsi_update_fields[] = {F_INDEX_NAME, F_THROUGHPUT(0), F_ON_DEMAND, F_WARM,
-                                              API_F_END};
-static const api_field gsi_create_fields[] = {F_PROJECTION,    F_INDEX_NAME, F_THROUGHPUT(0),
-                                              F_INDEX_KEYS(8), F_ON_DEMAND,  F_WARM,
+static const api_field gsi_update_fields[] = {F_INDEX_NAME, F_THROUGHPUT(0), API_F_ON_DEMAND,
+                                              API_F_WARM, API_F_END};
+static const api_field gsi_create_fields[] = {F_PROJECTION,    F_INDEX_NAME,    F_THROUGHPUT(0),
+                                              F_INDEX_KEYS(8), API_F_ON_DEMAND, API_F_WARM,
                                               API_F_END};
 static const api_field gsi_delete_fields[] = {F_INDEX_NAME, API_F_END};
 static const api_field gsi_action_fields[] = {
@@ -209,55 +171,6 @@ static jd_t *keys_json(jd_doc *doc, const kura_key_schema_element *ks, size_t n)
     return keys;
 }
 
-/* "OnDemandThroughput" and "WarmThroughput" (with its Status) when given. */
-static bool settings_json(jd_doc *doc, jd_t *o, const kura_on_demand_throughput *od,
-                          const kura_warm_throughput *w, const char *status)
-{
-    if (od->given) {
-        jd_t *x = jd_object(doc);
-        if (!x ||
-            jd_object_set(x, "MaxReadRequestUnits", jd_integer(doc, od->max_read_request_units)) ||
-            jd_object_set(x, "MaxWriteRequestUnits",
-                          jd_integer(doc, od->max_write_request_units)) ||
-            jd_object_set(o, "OnDemandThroughput", x))
-            return false;
-    }
-    if (w->given && status) {
-        jd_t *x = jd_object(doc);
-        if (!x || jd_object_set(x, "ReadUnitsPerSecond", jd_integer(doc, w->read_units_per_second)) ||
-            jd_object_set(x, "WriteUnitsPerSecond", jd_integer(doc, w->write_units_per_second)) ||
-            jd_object_set(x, "Status", jd_string(doc, status)) ||
-            jd_object_set(o, "WarmThroughput", x))
-            return false;
-    }
-    return true;
-}
-
-/* SSEDescription (a KMS key) and TableClassSummary (a class was given), in DynamoDB's place:
- * after the streams, before DeletionProtectionEnabled. */
-static bool sse_class_json(jd_doc *doc, jd_t *o, const kura_table_description *d)
-{
-    if (d->kms_master_key_arn) {
-        jd_t *x = jd_object(doc);
-        if (!x || jd_object_set(x, "Status", jd_string(doc, "ENABLED")) ||
-            jd_object_set(x, "SSEType", jd_string(doc, "KMS")) ||
-            jd_object_set(x, "KMSMasterKeyArn", jd_string(doc, d->kms_master_key_arn)) ||
-            jd_object_set(o, "SSEDescription", x))
-            return false;
-    }
-    if (d->table_class != KURA_TABLE_CLASS_UNSET) {
-        jd_t *x = jd_object(doc);
-        const char *c = d->table_class == KURA_TABLE_CLASS_STANDARD ? "STANDARD"
-                                                                    : "STANDARD_INFREQUENT_ACCESS";
-        if (!x || jd_object_set(x, "TableClass", jd_string(doc, c)) ||
-            (d->table_class_last_update_date_time > 0 &&
-             jd_object_set(x, "LastUpdateDateTime",
-                           jd_real(doc, d->table_class_last_update_date_time))) ||
-            jd_object_set(o, "TableClassSummary", x))
-            return false;
-    }
-    return true;
-}
 
 /* One entry of LocalSecondaryIndexes / GlobalSecondaryIndexes, members in DynamoDB's order
  * (DynamoDB Local 1.25.1 and the API reference; DynamoDB Local leaves NumberOfDecreasesToday
@@ -291,7 +204,7 @@ static jd_t *index_json(jd_doc *doc, const kura_index_description *x, bool globa
          jd_object_set(o, "IndexSizeBytes", jd_integer(doc, (jd_int_t)x->index_size_bytes)) == 0 &&
          jd_object_set(o, "ItemCount", jd_integer(doc, (jd_int_t)x->item_count)) == 0 &&
          jd_object_set(o, "IndexArn", jd_string(doc, x->index_arn)) == 0;
-    ok = ok && settings_json(doc, o, &x->on_demand, &x->warm, global ? "ACTIVE" : NULL);
+    ok = ok && api_settings_json(doc, o, &x->on_demand, &x->warm, global ? "ACTIVE" : NULL);
     return ok ? o : NULL;
 }
 
@@ -365,10 +278,10 @@ static jd_t *desc_json(jd_doc *doc, const kura_table_description *d)
                       d->local_secondary_indexes_count, false) &&
          indexes_json(doc, o, "GlobalSecondaryIndexes", d->global_secondary_indexes,
                       d->global_secondary_indexes_count, true);
-    ok = ok && stream_json(doc, o, d) && sse_class_json(doc, o, d) &&
+    ok = ok && stream_json(doc, o, d) && api_sse_class_json(doc, o, d) &&
          jd_object_set(o, "DeletionProtectionEnabled",
                        jd_boolean(doc, d->deletion_protection_enabled)) == 0 &&
-         settings_json(doc, o, &d->on_demand, &d->warm, "ACTIVE");
+         api_settings_json(doc, o, &d->on_demand, &d->warm, "ACTIVE");
     return ok ? o : NULL;
 }
 
@@ -389,43 +302,6 @@ static void decode_throughput(const jd_t *req, bool *has, uint64_t *rcu, uint64_
     *wcu = (uint64_t)jd_integer_value(jd_object_get(pt, "WriteCapacityUnits"));
 }
 
-/* OnDemandThroughput / WarmThroughput / SSESpecification / TableClass of `obj` (a request or
- * an index), `given` false when absent. */
-static kura_on_demand_throughput decode_on_demand(const jd_t *obj)
-{
-    const jd_t *x = jd_object_get(obj, "OnDemandThroughput");
-    return (kura_on_demand_throughput){
-        x != NULL, jd_integer_value(jd_object_get(x, "MaxReadRequestUnits")),
-        jd_integer_value(jd_object_get(x, "MaxWriteRequestUnits"))};
-}
-
-static kura_warm_throughput decode_warm(const jd_t *obj)
-{
-    const jd_t *x = jd_object_get(obj, "WarmThroughput");
-    return (kura_warm_throughput){x != NULL,
-                                  jd_integer_value(jd_object_get(x, "ReadUnitsPerSecond")),
-                                  jd_integer_value(jd_object_get(x, "WriteUnitsPerSecond"))};
-}
-
-static kura_sse_specification decode_sse(const jd_t *req)
-{
-    const jd_t *x = jd_object_get(req, "SSESpecification");
-    const char *type = api_str(x, "SSEType");
-    return (kura_sse_specification){
-        .given = x != NULL,
-        .has_enabled = jd_object_get(x, "Enabled") != NULL,
-        .enabled = api_bool(x, "Enabled", false),
-        .sse_type = !type ? KURA_SSE_UNSET : !strcmp(type, "KMS") ? KURA_SSE_KMS : KURA_SSE_AES256,
-        .kms_master_key_id = api_str(x, "KMSMasterKeyId")};
-}
-
-static kura_table_class decode_table_class(const jd_t *req)
-{
-    const char *c = api_str(req, "TableClass");
-    return !c ? KURA_TABLE_CLASS_UNSET
-           : !strcmp(c, "STANDARD") ? KURA_TABLE_CLASS_STANDARD
-                                    : KURA_TABLE_CLASS_STANDARD_INFREQUENT_ACCESS;
-}
 
 static kura_billing_mode decode_billing(const jd_t *req)
 {
@@ -453,11 +329,11 @@ static const api_field create_schema[] = {
     API_F_BOOL("DeletionProtectionEnabled"),
     API_F_STREAM_SPEC,
     {.name = "Tags", .type = AT_LIST, .flags = 0, .elem = &api_tag},
-    F_SSE,
-    F_TABLE_CLASS,
-    F_WARM,
+    API_F_SSE,
+    API_F_TABLE_CLASS,
+    API_F_WARM,
     {.name = "ResourcePolicy", .type = AT_STRING, .flags = 0},
-    F_ON_DEMAND,
+    API_F_ON_DEMAND,
     {.name = "KuraPartitions", .type = AT_INTEGER, .flags = AF_MIN | AF_MAX, .min = 1, .max = 256},
     API_F_END,
 };
@@ -508,8 +384,8 @@ static kura_status decode_indexes(const jd_t *list, kura_index_def **out)
             *names++ = jd_string_value(jd_array_get(nka, j));
         decode_throughput(x, &d->has_provisioned_throughput, &d->read_capacity_units,
                           &d->write_capacity_units);
-        d->on_demand = decode_on_demand(x);
-        d->warm = decode_warm(x);
+        d->on_demand = api_decode_on_demand(x);
+        d->warm = api_decode_warm(x);
     }
     *out = defs;
     return KURA_OK;
@@ -571,10 +447,10 @@ static kura_status run_create(api_call *c)
         .stream_specification = spec.spec,
         .tags = tags,
         .tags_count = ntags,
-        .table_class = decode_table_class(c->req),
-        .on_demand = decode_on_demand(c->req),
-        .warm = decode_warm(c->req),
-        .sse = decode_sse(c->req),
+        .table_class = api_decode_table_class(c->req),
+        .on_demand = api_decode_on_demand(c->req),
+        .warm = api_decode_warm(c->req),
+        .sse = api_decode_sse(c->req),
         .resource_policy = api_str(c->req, "ResourcePolicy"),
     };
     decode_throughput(c->req, &req.has_provisioned_throughput, &req.read_capacity_units,
@@ -655,10 +531,10 @@ static const api_field update_schema[] = {
     {.name = "GlobalSecondaryIndexUpdates", .type = AT_LIST, .flags = 0, .elem = &gsi_action},
     API_F_BOOL("DeletionProtectionEnabled"),
     API_F_STREAM_SPEC,
-    F_SSE,
-    F_TABLE_CLASS,
-    F_ON_DEMAND,
-    F_WARM,
+    API_F_SSE,
+    API_F_TABLE_CLASS,
+    API_F_ON_DEMAND,
+    API_F_WARM,
     API_F_END,
 };
 
@@ -709,8 +585,8 @@ static kura_status decode_gsi_updates(const jd_t *ups, kura_gsi_update **out)
             v[i].action = KURA_GSI_UPDATE;
             decode_throughput(a, &v[i].has_provisioned_throughput, &v[i].read_capacity_units,
                               &v[i].write_capacity_units);
-            v[i].on_demand = decode_on_demand(a);
-            v[i].warm = decode_warm(a);
+            v[i].on_demand = api_decode_on_demand(a);
+            v[i].warm = api_decode_warm(a);
         }
         v[i].index_name = api_str(a, "IndexName");
     }
@@ -773,10 +649,10 @@ static kura_status run_update(api_call *c)
             .global_secondary_index_updates = updates,
             .global_secondary_index_updates_count = nups,
             .stream_specification = spec.spec,
-            .table_class = decode_table_class(c->req),
-            .on_demand = decode_on_demand(c->req),
-            .warm = decode_warm(c->req),
-            .sse = decode_sse(c->req),
+            .table_class = api_decode_table_class(c->req),
+            .on_demand = api_decode_on_demand(c->req),
+            .warm = api_decode_warm(c->req),
+            .sse = api_decode_sse(c->req),
         };
         decode_throughput(c->req, &req.has_provisioned_throughput, &req.read_capacity_units,
                           &req.write_capacity_units);

@@ -77,6 +77,11 @@ kura_status settings_check_create(const kura_create_table_req *r);
 bool settings_from_create(const kura_create_table_req *r, kura_table *t);
 kura_status settings_update_locked(kura_table *t, const kura_update_table_req *r,
                                    double now);
+/* UpdateTable's table settings (billing mode `mode`, throughput, deletion protection and the
+ * above) applied and the definition written, tables_mu held; on failure t is as before. */
+kura_status settings_update_write_locked(kura_db *db, kura_table *t,
+                                         const kura_update_table_req *req,
+                                         kura_billing_mode mode, double now);
 /* Before settings_update_locked, and before GSI updates are applied: the whole request's
  * settings against t (tables_mu held), with the rules of a billing mode switch. */
 kura_status settings_check_update_locked(const kura_table *t, const kura_update_table_req *r);

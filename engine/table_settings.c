@@ -232,7 +232,58 @@ kura_status settings_update_locked(kura_table *t, const kura_update_table_req *r
     return KURA_OK;
 }
 
-/* ---- DescribeTable ---------------------------------------------------------------------------- */
+/* UpdateTable's table settings applied and written (tables_mu held); on failure t's settings
+ * are as before. */
+kura_status settings_update_write_locked(kura_db *db, kura_table *t,
+                                         const kura_update_table_req *req,
+                                         kura_billing_mode mode, double now)
+{
+    kura_table saved = *t;
+    int64_t gsi_od[IDX_MAX_GSI][2];
+    for (uint32_t i = 0; i < t->ngsi; i++) {
+        gsi_od[i][0] = t->gsi[i].od_read;
+        gsi_od[i][1] = t->gsi[i].od_write;
+    }
+    if (mode == KURA_BILLING_PAY_PER_REQUEST && t->billing != mode)
+        t->last_ppr = now;
+    if (mode == KURA_BILLING_PAY_PER_REQUEST)
+        t->rcu = t->wcu = 0;
+    if (req->has_provisioned_throughput) {
+        t->rcu = req->read_capacity_units;
+        t->wcu = req->write_capacity_units;
+    }
+    t->billing = mode;
+    if (req->has_deletion_protection)
+        t->deletion_protection = req->deletion_protection_enabled;
+    kura_status s = settings_update_locked(t, req, now);
+    if (s == KURA_OK && (s = def_write(db, t, false)) == KURA_OK) {
+        if (saved.kms_key != t->kms_key)
+            free(saved.kms_key);
+        return KURA_OK;
+    }
+    if (saved.kms_key != t->kms_key)
+        free(t->kms_key);
+    t->billing = saved.billing;
+    t->rcu = saved.rcu;
+    t->wcu = saved.wcu;
+    t->last_ppr = saved.last_ppr;
+    t->deletion_protection = saved.deletion_protection;
+    t->table_class = saved.table_class;
+    t->table_class_changed = saved.table_class_changed;
+    t->od_read = saved.od_read;
+    t->od_write = saved.od_write;
+    t->warm_read = saved.warm_read;
+    t->warm_write = saved.warm_write;
+    t->sse_kms = saved.sse_kms;
+    t->kms_key = saved.kms_key;
+    for (uint32_t i = 0; i < t->ngsi; i++) {
+        t->gsi[i].od_read = gsi_od[i][0];
+        t->gsi[i].od_write = gsi_od[i][1];
+    }
+    return s;
+}
+
+/* ---- DescribeTable -------------------------------------------------------------------------- */
 
 /* "arn:aws:kms:<region>:<account>:<key>" of the table ARN's region and account. */
 static char *kms_arn(const char *table_arn, const char *key)
