@@ -436,7 +436,8 @@ kura_status kura_update_table(kura_db *db, const kura_update_table_req *req,
                      "Requested WriteCapacityUnits: %" PRIu64 ". Refer to the Amazon DynamoDB "
                      "Developer Guide for current limits and how to request higher limits.",
                      t->rcu, req->read_capacity_units, t->wcu, req->write_capacity_units);
-    } else {
+    } else if ((s = settings_check_update_locked(t, req)) == KURA_OK) {
+        /* checked again: another UpdateTable may have run since the check above */
         s = settings_update_write_locked(db, t, req, mode, now_seconds());
     }
     kmutex_unlock(&db->tables_mu);
