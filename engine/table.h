@@ -12,7 +12,8 @@
  * table with table_acquire() and unpin it with table_release(); DeleteTable unlinks the table
  * (new acquires fail with ResourceNotFound) and waits until no one pins it before dropping
  * the tree. Definitions are immutable except the settings UpdateTable changes (billing,
- * throughput, deletion protection), which are read and written under tables_mu.
+ * throughput, deletion protection, engine/table_settings.c's), which are read and written
+ * under tables_mu.
  *
  * Secondary index definitions (index/index.h idx_def) are part of the definition record; an
  * LSI or GSI declared at CreateTable is ACTIVE from the start. Each index has an id unique

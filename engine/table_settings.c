@@ -125,8 +125,10 @@ kura_status settings_check_gsi_update(const idx_def *x, const kura_gsi_update *u
     char what[300];
     snprintf(what, sizeof what, " for index: %s", x->name);
     kura_status s = check_on_demand(&u->on_demand, ppr, what);
-    return s == KURA_OK ? check_warm(&u->warm, warm_of(x->warm_read, WARM_READ_DEFAULT, 0),
-                                     warm_of(x->warm_write, WARM_WRITE_DEFAULT, 0), what)
+    /* the current values as DescribeTable shows them */
+    uint64_t rcu = ppr ? 0 : x->rcu, wcu = ppr ? 0 : x->wcu;
+    return s == KURA_OK ? check_warm(&u->warm, warm_of(x->warm_read, WARM_READ_DEFAULT, rcu),
+                                     warm_of(x->warm_write, WARM_WRITE_DEFAULT, wcu), what)
                         : s;
 }
 
@@ -185,7 +187,7 @@ kura_status settings_check_update_locked(const kura_table *t, const kura_update_
 {
     kura_billing_mode mode = r->billing_mode ? r->billing_mode : t->billing;
     kura_status s = check_on_demand(&r->on_demand, mode == KURA_BILLING_PAY_PER_REQUEST, "");
-    if (s == KURA_OK)
+    if (s == KURA_OK) /* t->rcu, t->wcu are 0 with PAY_PER_REQUEST */
         s = check_warm(&r->warm, warm_of(t->warm_read, WARM_READ_DEFAULT, t->rcu),
                        warm_of(t->warm_write, WARM_WRITE_DEFAULT, t->wcu), "");
     if (s == KURA_OK)
