@@ -72,6 +72,26 @@ extern const api_field api_tag;
 /* The (schema-checked) list of tags as one malloc'ed array in *out (the caller frees it; the
  * strings stay in the request), its length in *n_out. */
 kura_status api_tags_decode(const jd_t *list, kura_tag **out, size_t *n_out);
+extern const api_op api_op_put_resource_policy, api_op_get_resource_policy,
+    api_op_delete_resource_policy; /* req_policy.c */
+/* ---- Table settings (req_settings.c) --------------------------------------------------------- */
+
+/* CreateTable's / UpdateTable's / a GSI's OnDemandThroughput, WarmThroughput, SSESpecification
+ * and TableClass members (the API_F_* macros below). */
+extern const api_field api_on_demand_fields[], api_warm_fields[], api_sse_fields[];
+extern const char *const api_enum_table_class[];
+/* The members of the (checked) request or index object `obj`; `given` false when absent. */
+kura_on_demand_throughput api_decode_on_demand(const jd_t *obj);
+kura_warm_throughput api_decode_warm(const jd_t *obj);
+kura_sse_specification api_decode_sse(const jd_t *obj);
+kura_table_class api_decode_table_class(const jd_t *obj);
+/* o["OnDemandThroughput"], o["WarmThroughput"] (with `status`; none when NULL) when given. */
+bool api_settings_json(jd_doc *doc, jd_t *o, const kura_on_demand_throughput *od,
+                       const kura_warm_throughput *w, const char *status);
+/* o["SSEDescription"] (a KMS key) and o["TableClassSummary"] (a class was given). */
+bool api_sse_class_json(jd_doc *doc, jd_t *o, const char *table_arn,
+                        const kura_table_description *d);
+
 extern const api_op api_op_list_streams, api_op_describe_stream, api_op_get_shard_iterator,
     api_op_get_records; /* req_streams.c */
 extern const api_op api_op_describe_endpoints, api_op_describe_limits; /* req_account.c */
@@ -279,6 +299,27 @@ extern const api_field api_expected_value, api_condition_value, api_string_elem;
 #define API_F_END                                                                                  \
     {                                                                                              \
         .name = NULL                                                                               \
+    }
+
+/* Table settings members (req_settings.c). */
+#define API_F_ON_DEMAND                                                                            \
+    {                                                                                              \
+        .name = "OnDemandThroughput", .type = AT_FSTRUCT, .flags = 0,                              \
+        .subtype = "OnDemandThroughput", .fields = api_on_demand_fields                            \
+    }
+#define API_F_WARM                                                                                 \
+    {                                                                                              \
+        .name = "WarmThroughput", .type = AT_FSTRUCT, .flags = 0, .subtype = "WarmThroughput",     \
+        .fields = api_warm_fields                                                                  \
+    }
+#define API_F_SSE                                                                                  \
+    {                                                                                              \
+        .name = "SSESpecification", .type = AT_FSTRUCT, .flags = 0, .subtype = "SSESpecification", \
+        .fields = api_sse_fields                                                                   \
+    }
+#define API_F_TABLE_CLASS                                                                          \
+    {                                                                                              \
+        .name = "TableClass", .type = AT_STRING, .flags = 0, .enums = api_enum_table_class         \
     }
 
 #endif

@@ -63,6 +63,9 @@ static const api_op *const ops[] = {
     &api_op_get_records,
     &api_op_describe_endpoints,
     &api_op_describe_limits,
+    &api_op_put_resource_policy,
+    &api_op_get_resource_policy,
+    &api_op_delete_resource_policy,
 };
 
 /* The error type of the last kura_execute() on this thread; NULL after a success. */
@@ -101,6 +104,8 @@ static const char *error_type(kura_status s)
         return "ExpiredIteratorException";
     case KURA_E_TRIMMED_DATA:
         return "TrimmedDataAccessException";
+    case KURA_E_POLICY_NOT_FOUND:
+        return "PolicyNotFoundException";
     default:
         return "InternalServerError";
     }

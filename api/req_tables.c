@@ -63,6 +63,7 @@ static const api_field throughput_fields[] = {
     {.name = "ReadCapacityUnits", .type = AT_LONG, .flags = AF_NOT_NULL | AF_MIN, .min = 1},
     API_F_END,
 };
+
 static const api_field projection_fields[] = {
     {.name = "ProjectionType", .type = AT_STRING, .flags = 0, .enums = enum_projection},
     {.name = "NonKeyAttributes",
@@ -104,7 +105,8 @@ static const api_field lsi = {.name = "member",
                               .subtype = "LocalSecondaryIndex",
                               .fields = lsi_fields};
 /* GSI key schemas may have up to 4 HASH and 4 RANGE attributes. */
-static const api_field gsi_fields[] = {F_INDEX_NAME, F_INDEX_KEYS(8), F_PROJECTION, F_THROUGHPUT(0),
+static const api_field gsi_fields[] = {F_INDEX_NAME,    F_INDEX_KEYS(8), F_PROJECTION,
+                                       F_THROUGHPUT(0), API_F_ON_DEMAND, API_F_WARM,
                                        API_F_END};
 static const api_field gsi = {.name = "member",
                               .type = AT_VSTRUCT,
@@ -112,9 +114,11 @@ static const api_field gsi = {.name = "member",
                               .subtype = "GlobalSecondaryIndex",
                               .fields = gsi_fields};
 
-static const api_field gsi_update_fields[] = {F_INDEX_NAME, F_THROUGHPUT(AF_NOT_NULL), API_F_END};
-static const api_field gsi_create_fields[] = {F_PROJECTION, F_INDEX_NAME, F_THROUGHPUT(0),
-                                              F_INDEX_KEYS(8), API_F_END};
+static const api_field gsi_update_fields[] = {F_INDEX_NAME, F_THROUGHPUT(0), API_F_ON_DEMAND,
+                                              API_F_WARM, API_F_END};
+static const api_field gsi_create_fields[] = {F_PROJECTION,    F_INDEX_NAME,    F_THROUGHPUT(0),
+                                              F_INDEX_KEYS(8), API_F_ON_DEMAND, API_F_WARM,
+                                              API_F_END};
 static const api_field gsi_delete_fields[] = {F_INDEX_NAME, API_F_END};
 static const api_field gsi_action_fields[] = {
     {.name = "Update",
@@ -168,6 +172,7 @@ static jd_t *keys_json(jd_doc *doc, const kura_key_schema_element *ks, size_t n)
     return keys;
 }
 
+
 /* One entry of LocalSecondaryIndexes / GlobalSecondaryIndexes, members in DynamoDB's order
  * (DynamoDB Local 1.25.1 and the API reference; DynamoDB Local leaves NumberOfDecreasesToday
  * out of a GSI's ProvisionedThroughput, DynamoDB and kura's table-level one have it). */
@@ -203,6 +208,7 @@ static jd_t *index_json(jd_doc *doc, const char *table_arn, const kura_index_des
          jd_object_set(o, "IndexSizeBytes", jd_integer(doc, (jd_int_t)x->index_size_bytes)) == 0 &&
          jd_object_set(o, "ItemCount", jd_integer(doc, (jd_int_t)x->item_count)) == 0 &&
          jd_object_set(o, "IndexArn", jd_string(doc, arn)) == 0;
+    ok = ok && api_settings_json(doc, o, &x->on_demand, &x->warm, global ? "ACTIVE" : NULL);
     return ok ? o : NULL;
 }
 
@@ -268,9 +274,12 @@ static jd_t *desc_json(jd_doc *doc, const arn_scope *sc, const kura_table_descri
          jd_object_set(o, "ItemCount", jd_integer(doc, (jd_int_t)d->item_count)) == 0 &&
          jd_object_set(o, "TableArn", jd_string(doc, table_arn)) == 0 &&
          jd_object_set(o, "TableId", jd_string(doc, d->table_id)) == 0;
-    if (ok && d->billing_mode == KURA_BILLING_PAY_PER_REQUEST) {
+    /* BillingModeSummary: PAY_PER_REQUEST, or a table that was PAY_PER_REQUEST once */
+    bool ppr = d->billing_mode == KURA_BILLING_PAY_PER_REQUEST;
+    if (ok && (ppr || d->last_update_to_pay_per_request_date_time > 0)) {
         jd_t *b = jd_object(doc);
-        ok = b && jd_object_set(b, "BillingMode", jd_string(doc, "PAY_PER_REQUEST")) == 0;
+        ok = b && jd_object_set(b, "BillingMode",
+                                jd_string(doc, ppr ? "PAY_PER_REQUEST" : "PROVISIONED")) == 0;
         if (ok && d->last_update_to_pay_per_request_date_time > 0)
             ok = jd_object_set(b, "LastUpdateToPayPerRequestDateTime",
                                jd_real(doc, d->last_update_to_pay_per_request_date_time)) == 0;
@@ -281,9 +290,10 @@ static jd_t *desc_json(jd_doc *doc, const arn_scope *sc, const kura_table_descri
                       d->local_secondary_indexes_count, false) &&
          indexes_json(doc, o, "GlobalSecondaryIndexes", table_arn, d->global_secondary_indexes,
                       d->global_secondary_indexes_count, true);
-    ok = ok && stream_json(doc, o, table_arn, d) &&
+    ok = ok && stream_json(doc, o, table_arn, d) && api_sse_class_json(doc, o, table_arn, d) &&
          jd_object_set(o, "DeletionProtectionEnabled",
-                       jd_boolean(doc, d->deletion_protection_enabled)) == 0;
+                       jd_boolean(doc, d->deletion_protection_enabled)) == 0 &&
+         api_settings_json(doc, o, &d->on_demand, &d->warm, "ACTIVE");
     return ok ? o : NULL;
 }
 
@@ -303,6 +313,7 @@ static void decode_throughput(const jd_t *req, bool *has, uint64_t *rcu, uint64_
     *rcu = (uint64_t)jd_integer_value(jd_object_get(pt, "ReadCapacityUnits"));
     *wcu = (uint64_t)jd_integer_value(jd_object_get(pt, "WriteCapacityUnits"));
 }
+
 
 static kura_billing_mode decode_billing(const jd_t *req)
 {
@@ -330,6 +341,11 @@ static const api_field create_schema[] = {
     API_F_BOOL("DeletionProtectionEnabled"),
     API_F_STREAM_SPEC,
     {.name = "Tags", .type = AT_LIST, .flags = 0, .elem = &api_tag},
+    API_F_SSE,
+    API_F_TABLE_CLASS,
+    API_F_WARM,
+    {.name = "ResourcePolicy", .type = AT_STRING, .flags = 0},
+    API_F_ON_DEMAND,
     {.name = "KuraPartitions", .type = AT_INTEGER, .flags = AF_MIN | AF_MAX, .min = 1, .max = 256},
     API_F_END,
 };
@@ -380,6 +396,8 @@ static kura_status decode_indexes(const jd_t *list, kura_index_def **out)
             *names++ = jd_string_value(jd_array_get(nka, j));
         decode_throughput(x, &d->has_provisioned_throughput, &d->read_capacity_units,
                           &d->write_capacity_units);
+        d->on_demand = api_decode_on_demand(x);
+        d->warm = api_decode_warm(x);
     }
     *out = defs;
     return KURA_OK;
@@ -441,6 +459,11 @@ static kura_status run_create(api_call *c)
         .stream_specification = spec.spec,
         .tags = tags,
         .tags_count = ntags,
+        .table_class = api_decode_table_class(c->req),
+        .on_demand = api_decode_on_demand(c->req),
+        .warm = api_decode_warm(c->req),
+        .sse = api_decode_sse(c->req),
+        .resource_policy = api_str(c->req, "ResourcePolicy"),
     };
     decode_throughput(c->req, &req.has_provisioned_throughput, &req.read_capacity_units,
                       &req.write_capacity_units);
@@ -520,6 +543,10 @@ static const api_field update_schema[] = {
     {.name = "GlobalSecondaryIndexUpdates", .type = AT_LIST, .flags = 0, .elem = &gsi_action},
     API_F_BOOL("DeletionProtectionEnabled"),
     API_F_STREAM_SPEC,
+    API_F_SSE,
+    API_F_TABLE_CLASS,
+    API_F_ON_DEMAND,
+    API_F_WARM,
     API_F_END,
 };
 
@@ -568,8 +595,10 @@ static kura_status decode_gsi_updates(const jd_t *ups, kura_gsi_update **out)
         } else {
             a = jd_object_get(u, "Update");
             v[i].action = KURA_GSI_UPDATE;
-            bool has;
-            decode_throughput(a, &has, &v[i].read_capacity_units, &v[i].write_capacity_units);
+            decode_throughput(a, &v[i].has_provisioned_throughput, &v[i].read_capacity_units,
+                              &v[i].write_capacity_units);
+            v[i].on_demand = api_decode_on_demand(a);
+            v[i].warm = api_decode_warm(a);
         }
         v[i].index_name = api_str(a, "IndexName");
     }
@@ -583,7 +612,10 @@ static kura_status run_update(api_call *c)
     if (!jd_object_get(c->req, "ProvisionedThroughput") &&
         !jd_object_get(c->req, "BillingMode") &&
         !jd_object_get(c->req, "DeletionProtectionEnabled") &&
-        !jd_object_get(c->req, "StreamSpecification") && jd_array_size(ups) == 0)
+        !jd_object_get(c->req, "StreamSpecification") && !jd_object_get(c->req, "TableClass") &&
+        !jd_object_get(c->req, "SSESpecification") &&
+        !jd_object_get(c->req, "OnDemandThroughput") &&
+        !jd_object_get(c->req, "WarmThroughput") && jd_array_size(ups) == 0)
         return api_err(KURA_E_INVALID,
                        "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, "
                        "GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is "
@@ -629,6 +661,10 @@ static kura_status run_update(api_call *c)
             .global_secondary_index_updates = updates,
             .global_secondary_index_updates_count = nups,
             .stream_specification = spec.spec,
+            .table_class = api_decode_table_class(c->req),
+            .on_demand = api_decode_on_demand(c->req),
+            .warm = api_decode_warm(c->req),
+            .sse = api_decode_sse(c->req),
         };
         decode_throughput(c->req, &req.has_provisioned_throughput, &req.read_capacity_units,
                           &req.write_capacity_units);

@@ -6,6 +6,7 @@
 #include "engine/arn.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine/db_int.h"
@@ -147,4 +148,20 @@ kura_status kura_get_records(kura_db *db, const char *shard_iterator, uint32_t l
     arn_scope sc = arn_scope_of(db, NULL, NULL);
     return arn_get_records(db, &sc, shard_iterator, limit, records_out, count_out,
                            next_iterator_out);
+}
+
+char *arn_kms(const char *table_arn, const char *key)
+{
+    if (key && !strncmp(key, "arn:", 4))
+        return strdup(key);
+    arn_parts p;
+    if (!arn_split(table_arn, &p))
+        return NULL;
+    const char *k = key ? key : "alias/aws/dynamodb";
+    bool alias = !strncmp(k, "alias/", 6);
+    char *out = NULL;
+    if (asprintf(&out, "arn:aws:kms:%.*s:%.*s:%s%s", (int)p.region_len, p.region,
+                 (int)p.account_len, p.account, alias ? "" : "key/", k) < 0)
+        return NULL;
+    return out;
 }

@@ -78,5 +78,18 @@ kura_status arn_get_shard_iterator(kura_db *db, const arn_scope *sc, const char 
 kura_status arn_get_records(kura_db *db, const arn_scope *sc, const char *shard_iterator,
                             uint32_t limit, kura_stream_record **records_out, size_t *count_out,
                             char **next_iterator_out);
+kura_status arn_put_resource_policy(kura_db *db, const arn_scope *sc, const char *resource_arn,
+                                    const char *policy, const char *expected_revision_id,
+                                    char **revision_id_out);
+kura_status arn_get_resource_policy(kura_db *db, const arn_scope *sc, const char *resource_arn,
+                                    char **policy_out, char **revision_id_out);
+kura_status arn_delete_resource_policy(kura_db *db, const arn_scope *sc, const char *resource_arn,
+                                       const char *expected_revision_id, char **revision_id_out);
+
+/* A KMS key's ARN as SSEDescription shows it: `key` itself when it is an ARN, else
+ * "arn:aws:kms:<region>:<account>:key/<key>" (or ":<alias>" for "alias/..."; NULL key: the
+ * AWS managed key alias/aws/dynamodb) in the region and account of `table_arn`. Malloc'ed;
+ * NULL when out of memory or table_arn is not a table ARN. */
+char *arn_kms(const char *table_arn, const char *key);
 
 #endif

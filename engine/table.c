@@ -221,6 +221,8 @@ static bool describe_index(const kura_table *t, const char *table_arn, const idx
         o->read_capacity_units = x->rcu;
         o->write_capacity_units = x->wcu;
     }
+    if (x->kind == IDX_GLOBAL)
+        settings_describe_gsi(t, x, o);
     if (!(o->index_name = strdup(x->name)) ||
         asprintf(&o->index_arn, "%s/index/%s", table_arn, x->name) < 0) {
         o->index_arn = NULL;
@@ -324,7 +326,8 @@ kura_status table_describe(kura_db *db, kura_table *t, kura_table_description *d
     out.write_capacity_units = t->wcu;
     out.last_update_to_pay_per_request_date_time = t->last_ppr;
     out.deletion_protection_enabled = t->deletion_protection;
-    ok = ok && describe_indexes(t, &figs, &out) && table_stream_describe(t, &out);
+    ok = ok && describe_indexes(t, &figs, &out) && table_stream_describe(t, &out) &&
+         settings_describe(t, &out);
     kmutex_unlock(&db->tables_mu);
     if (!ok) {
         kura_table_description_free(&out);
@@ -365,6 +368,8 @@ void kura_table_description_free(kura_table_description *d)
     index_descriptions_free(d->global_secondary_indexes, d->global_secondary_indexes_count);
     free(d->latest_stream_label);
     free(d->latest_stream_arn);
+    free(d->kms_master_key_arn);
+    free(d->kms_master_key_id);
     memset(d, 0, sizeof *d);
 }
 
@@ -402,6 +407,8 @@ void table_free(kura_table *t)
     free(t->pk_name);
     free(t->sk_name);
     free(t->ttl_attr);
+    free(t->kms_key);
+    free(t->policy);
     tags_free(t->tags, t->ntags);
     table_streams_free(t);
     free(t->name);

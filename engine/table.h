@@ -12,7 +12,8 @@
  * table with table_acquire() and unpin it with table_release(); DeleteTable unlinks the table
  * (new acquires fail with ResourceNotFound) and waits until no one pins it before dropping
  * the tree. Definitions are immutable except the settings UpdateTable changes (billing,
- * throughput, deletion protection), which are read and written under tables_mu.
+ * throughput, deletion protection, engine/table_settings.c's), which are read and written
+ * under tables_mu.
  *
  * Secondary index definitions (index/index.h idx_def) are part of the definition record; an
  * LSI or GSI declared at CreateTable is ACTIVE from the start. Each index has an id unique
@@ -60,6 +61,19 @@ typedef struct kura_table {
      * written under db->tables_mu. */
     kura_tag *tags;
     uint32_t ntags;
+    /* Settings (engine/table_settings.c; format version 6), under db->tables_mu: TableClass
+     * (UNSET: never given) and when UpdateTable last changed it (0: never); OnDemandThroughput
+     * maxima (0 not set, -1 no maximum); the WarmThroughput asked for (0 not set); the KMS key
+     * of SSESpecification (sse_kms false: the AWS owned key; kms_key NULL: the AWS managed
+     * key); the resource-based policy (engine/table_policy.c: NULL none) and its revision id. */
+    kura_table_class table_class;
+    double table_class_changed;
+    int64_t od_read, od_write;
+    int64_t warm_read, warm_write;
+    bool sse_kms;
+    char *kms_key;
+    char *policy;
+    uint64_t policy_rev;
     /* Secondary indexes, in the order of the request (docs/format/catalog.md, "Tables"). Set
      * at CreateTable; a GSI's rcu/wcu are what was provisioned (DescribeTable shows 0 while
      * the table is PAY_PER_REQUEST). Key attribute types come from attr_defs. */

@@ -218,7 +218,8 @@ static kura_status table_from_req(const kura_create_table_req *r, uint32_t parti
         t->billing = r->billing_mode == KURA_BILLING_PAY_PER_REQUEST
                          ? KURA_BILLING_PAY_PER_REQUEST
                          : KURA_BILLING_PROVISIONED;
-        ok = def_indexes_from_req(r, t) && (!r->tags || tags_set(t, r->tags, r->tags_count));
+        ok = def_indexes_from_req(r, t) && (!r->tags || tags_set(t, r->tags, r->tags_count)) &&
+             settings_from_create(r, t);
     }
     if (!ok) {
         table_free(t);
@@ -257,6 +258,8 @@ kura_status kura_create_table(kura_db *db, const kura_create_table_req *req,
         s = stream_spec_check(&req->stream_specification);
     if (s == KURA_OK && req->tags && req->tags_count)
         s = tags_check(req->tags, req->tags_count);
+    if (s == KURA_OK)
+        s = settings_check_create(req);
     bool stream = req->stream_specification.given && req->stream_specification.stream_enabled;
     uint32_t parts = req->partitions ? req->partitions : db->opts.default_partitions;
     if (s == KURA_OK && (parts < 1 || parts > 256))
@@ -366,8 +369,10 @@ kura_status kura_update_table(kura_db *db, const kura_update_table_req *req,
     kura_status s = table_name_check(req->table_name, "tableName");
     if (s != KURA_OK)
         return s;
+    bool others = req->has_deletion_protection || req->table_class != KURA_TABLE_CLASS_UNSET ||
+                  req->on_demand.given || req->warm.given || req->sse.given;
     bool settings = req->has_provisioned_throughput || req->billing_mode != KURA_BILLING_UNSET ||
-                    req->has_deletion_protection;
+                    others;
     const kura_stream_specification *sp = &req->stream_specification;
     if (!settings && req->global_secondary_index_updates_count == 0 && !sp->given)
         return kura_err(KURA_E_INVALID,
@@ -387,6 +392,13 @@ kura_status kura_update_table(kura_db *db, const kura_update_table_req *req,
     kura_table *t;
     if ((s = table_acquire_named(db, req->table_name, &t)) != KURA_OK)
         return s;
+    kmutex_lock(&db->tables_mu); /* the settings first: nothing is applied if they fail */
+    s = settings_check_update_locked(t, req);
+    kmutex_unlock(&db->tables_mu);
+    if (s != KURA_OK) {
+        table_release(t);
+        return s;
+    }
     if (sp->given && ((s = stream_spec_check(sp)) != KURA_OK ||
                       (s = table_stream_update(db, t, sp)) != KURA_OK)) {
         table_release(t);
@@ -407,7 +419,6 @@ kura_status kura_update_table(kura_db *db, const kura_update_table_req *req,
         }
     }
     kmutex_lock(&db->tables_mu);
-    kura_table saved = *t; /* the settings, restored if the definition cannot be written */
     kura_billing_mode mode = req->billing_mode != KURA_BILLING_UNSET ? req->billing_mode
                                                                       : t->billing;
     if (mode == KURA_BILLING_PAY_PER_REQUEST && req->has_provisioned_throughput) {
@@ -416,7 +427,7 @@ kura_status kura_update_table(kura_db *db, const kura_update_table_req *req,
                      "BillingMode is PAY_PER_REQUEST");
     } else if (mode == KURA_BILLING_PROVISIONED && t->billing == KURA_BILLING_PROVISIONED &&
                req->has_provisioned_throughput && req->read_capacity_units == t->rcu &&
-               req->write_capacity_units == t->wcu && !req->has_deletion_protection) {
+               req->write_capacity_units == t->wcu && !others) {
         s = kura_err(KURA_E_INVALID,
                      "The provisioned throughput for the table will not change. The requested "
                      "value equals the current value. Current ReadCapacityUnits provisioned "
@@ -425,25 +436,9 @@ kura_status kura_update_table(kura_db *db, const kura_update_table_req *req,
                      "Requested WriteCapacityUnits: %" PRIu64 ". Refer to the Amazon DynamoDB "
                      "Developer Guide for current limits and how to request higher limits.",
                      t->rcu, req->read_capacity_units, t->wcu, req->write_capacity_units);
-    } else {
-        if (mode == KURA_BILLING_PAY_PER_REQUEST && t->billing != mode)
-            t->last_ppr = now_seconds();
-        if (mode == KURA_BILLING_PAY_PER_REQUEST)
-            t->rcu = t->wcu = 0;
-        if (req->has_provisioned_throughput) {
-            t->rcu = req->read_capacity_units;
-            t->wcu = req->write_capacity_units;
-        }
-        t->billing = mode;
-        if (req->has_deletion_protection)
-            t->deletion_protection = req->deletion_protection_enabled;
-        if ((s = def_write(db, t, false)) != KURA_OK) {
-            t->billing = saved.billing;
-            t->rcu = saved.rcu;
-            t->wcu = saved.wcu;
-            t->last_ppr = saved.last_ppr;
-            t->deletion_protection = saved.deletion_protection;
-        }
+    } else if ((s = settings_check_update_locked(t, req)) == KURA_OK) {
+        /* checked again: another UpdateTable may have run since the check above */
+        s = settings_update_write_locked(db, t, req, mode, now_seconds());
     }
     kmutex_unlock(&db->tables_mu);
     if (s == KURA_OK)

@@ -20,6 +20,11 @@
  *
  * Version 5 is version 4 whose stream count may be 0, followed by the tags (engine/
  * table_tags.c); only a table with at least one tag is written as version 5.
+ *
+ * Version 6 is version 5 whose tag count may be 0, followed by the settings section (engine/
+ * table_settings.c: TableClass, OnDemandThroughput, WarmThroughput, SSESpecification, the
+ * resource-based policy, the GSIs' settings); only a table with one of those set is written
+ * as version 6.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +36,7 @@
 #include "util/status.h"
 
 enum { DEF_VERSION_1 = 1, DEF_VERSION_INDEXES = 2, DEF_VERSION_TTL = 3, DEF_VERSION_STREAMS = 4,
-       DEF_VERSION_TAGS = 5 };
+       DEF_VERSION_TAGS = 5, DEF_VERSION_SETTINGS = 6 };
 
 /* The codes the record stores for index statuses and projection types: fixed here, so that
  * the enums may change without changing the format. */
@@ -54,6 +59,8 @@ bool def_index_from_req(const kura_index_def *d, idx_kind kind, bool provisioned
         x->rcu = d->read_capacity_units;
         x->wcu = d->write_capacity_units;
     }
+    if (kind == IDX_GLOBAL)
+        settings_gsi_apply(x, &d->on_demand, &d->warm);
     if (!(x->name = strdup(d->index_name)))
         return false;
     for (size_t i = 0; i < d->key_schema_count; i++) {
@@ -185,9 +192,11 @@ static bool put_streams(kbuf *b, const kura_table *t)
 
 kura_status def_encode(const kura_table *t, kbuf *b)
 {
-    bool ttl = t->ttl_attr != NULL, streams = t->nstreams > 0, tags = t->ntags > 0;
+    bool settings = def_settings_any(t);
+    bool ttl = t->ttl_attr != NULL, streams = t->nstreams > 0, tags = settings || t->ntags > 0;
     bool indexes = tags || streams || ttl || t->nlsi || t->ngsi || t->next_index_id > 1;
-    uint8_t version = tags      ? DEF_VERSION_TAGS
+    uint8_t version = settings  ? DEF_VERSION_SETTINGS
+                      : tags    ? DEF_VERSION_TAGS
                       : streams ? DEF_VERSION_STREAMS
                       : ttl   ? DEF_VERSION_TTL
                       : indexes ? DEF_VERSION_INDEXES
@@ -236,6 +245,8 @@ kura_status def_encode(const kura_table *t, kbuf *b)
         for (uint32_t i = 0; ok && i < t->ntags; i++)
             ok = put_str(b, t->tags[i].key) && put_str(b, t->tags[i].value);
     }
+    if (ok && settings)
+        ok = def_settings_encode(t, b);
     return ok ? KURA_OK : kura_err(KURA_E_NOMEM, "table %s: out of memory", t->name);
 }
 
@@ -438,11 +449,14 @@ static void rd_indexes(def_reader *r, kura_table *t)
                 r->bad = true;
 }
 
-/* Version 5's tag section into t: 1..50 tags, keys strictly increasing (bytewise), each key
- * 1..512 bytes and value 0..1024 bytes (128 and 256 characters of up to 4 bytes). */
-static void rd_tags(def_reader *r, kura_table *t)
+/* Version 5's tag section into t: 1..50 tags (version 6, `may_be_empty`: 0..50), keys strictly
+ * increasing (bytewise), each key 1..512 bytes and value 0..1024 bytes (128 and 256
+ * characters of up to 4 bytes). */
+static void rd_tags(def_reader *r, kura_table *t, bool may_be_empty)
 {
     uint64_t n = rd_varint(r);
+    if (!r->bad && n == 0 && may_be_empty)
+        return;
     if (r->bad || n < 1 || n > 50 || !(t->tags = calloc(n, sizeof *t->tags))) {
         r->bad = true;
         return;
@@ -462,7 +476,7 @@ kura_status def_decode(const uint8_t *p, size_t len, kura_table *t)
 {
     def_reader r = {p, p + len, false};
     uint8_t version = rd_u8(&r);
-    if (version < DEF_VERSION_1 || version > DEF_VERSION_TAGS)
+    if (version < DEF_VERSION_1 || version > DEF_VERSION_SETTINGS)
         return kura_err(KURA_E_CORRUPTION, "sys: table definition of unknown version");
     t->id = rd_varint(&r);
     t->created = rd_double(&r);
@@ -502,10 +516,12 @@ kura_status def_decode(const uint8_t *p, size_t len, kura_table *t)
             r.bad = true;
         else if (ttl)
             rd_ttl(&r, t);
-        rd_streams(&r, t, version == DEF_VERSION_TAGS);
+        rd_streams(&r, t, version >= DEF_VERSION_TAGS);
     }
-    if (version == DEF_VERSION_TAGS)
-        rd_tags(&r, t);
+    if (version >= DEF_VERSION_TAGS)
+        rd_tags(&r, t, version == DEF_VERSION_SETTINGS);
+    if (version == DEF_VERSION_SETTINGS && !r.bad && !def_settings_decode(&r.p, r.end, t))
+        r.bad = true;
     if (r.bad || r.p != r.end || !t->pk_name)
         return kura_err(KURA_E_CORRUPTION, "sys: table definition of %zu bytes is malformed",
                         len);

@@ -116,6 +116,8 @@ static kura_status check_create(const kura_table *t, const kura_update_table_req
         if (s == KURA_E_INVALID && strstr(kura_last_error(), "GlobalSecondaryIndex count"))
             s = kura_err(KURA_E_LIMIT_EXCEEDED, "Subscriber limit exceeded: %s",
                          kura_last_error());
+        if (s == KURA_OK)
+            s = settings_check_gsi(nx, t->billing == KURA_BILLING_PAY_PER_REQUEST);
     }
     free(lsi);
     free(gsi);
@@ -229,9 +231,11 @@ static kura_status check_busy(const kura_table *t, const kura_update_table_req *
     return KURA_OK;
 }
 
-/* The Update actions: their throughput. tables_mu held; written with the definition. */
+/* The Update actions: their throughput and settings, by the billing mode the request leaves
+ * the table in. tables_mu held; written with the definition. */
 static kura_status apply_updates(kura_table *t, const kura_update_table_req *req)
 {
+    kura_billing_mode mode = req->billing_mode ? req->billing_mode : t->billing;
     for (size_t i = 0; i < req->global_secondary_index_updates_count; i++) {
         const kura_gsi_update *u = &req->global_secondary_index_updates[i];
         if (u->action != KURA_GSI_UPDATE)
@@ -239,7 +243,17 @@ static kura_status apply_updates(kura_table *t, const kura_update_table_req *req
         int g = gsi_find(t, u->index_name);
         if (g < 0)
             return kura_err(KURA_E_RESOURCE_NOT_FOUND, "Requested resource not found");
-        if (t->billing == KURA_BILLING_PAY_PER_REQUEST)
+        if (!u->has_provisioned_throughput && !u->on_demand.given && !u->warm.given)
+            return kura_err(KURA_E_INVALID, "One or more parameter values were invalid: One of "
+                            "ProvisionedThroughput, OnDemandThroughput or WarmThroughput must be "
+                            "specified for index: %s", u->index_name);
+        kura_status s = settings_check_gsi_update(&t->gsi[g], u,
+                                                  mode == KURA_BILLING_PAY_PER_REQUEST);
+        if (s != KURA_OK)
+            return s;
+        if (!u->has_provisioned_throughput)
+            continue;
+        if (mode == KURA_BILLING_PAY_PER_REQUEST)
             return kura_err(KURA_E_INVALID,
                             "One or more parameter values were invalid: ProvisionedThroughput "
                             "should not be specified for index: %s when BillingMode is "
@@ -262,8 +276,11 @@ static kura_status apply_updates(kura_table *t, const kura_update_table_req *req
         if (u->action != KURA_GSI_UPDATE)
             continue;
         idx_def *x = &t->gsi[gsi_find(t, u->index_name)];
-        x->rcu = u->read_capacity_units;
-        x->wcu = u->write_capacity_units;
+        if (u->has_provisioned_throughput) {
+            x->rcu = u->read_capacity_units;
+            x->wcu = u->write_capacity_units;
+        }
+        settings_gsi_apply(x, &u->on_demand, &u->warm);
     }
     return KURA_OK;
 }

@@ -5,6 +5,7 @@
 #ifndef KURA_ENGINE_TABLE_INT_H
 #define KURA_ENGINE_TABLE_INT_H
 
+#include "engine/arn.h"
 #include "engine/table.h"
 
 /* The table called `name`, or NULL. tables_mu held. */
@@ -62,6 +63,48 @@ kura_status tags_check(const kura_tag *tags, size_t n);
 bool tags_set(kura_table *t, const kura_tag *tags, size_t n);
 /* Frees `n` owned tags and the array (NULL is a no-op). */
 void tags_free(kura_tag *tags, uint32_t n);
+
+/* table_settings.c: whether the table has a setting of format version 6 (TableClass,
+ * OnDemandThroughput, WarmThroughput, a KMS key, a resource-based policy, a GSI's settings);
+ * that section appended to `b` (false: out of memory); and read from *p (advanced) into t,
+ * false when malformed (t then holds what to free). */
+bool def_settings_any(const kura_table *t);
+bool def_settings_encode(const kura_table *t, kbuf *b);
+bool def_settings_decode(const uint8_t **p, const uint8_t *end, kura_table *t);
+/* CreateTable's settings checked (after table_check_indexes) / copied into t (false: out of
+ * memory); UpdateTable's checked and applied to t under tables_mu (the caller writes the
+ * definition, and restores the saved settings if that fails). */
+kura_status settings_check_create(const kura_create_table_req *r);
+bool settings_from_create(const kura_create_table_req *r, kura_table *t);
+kura_status settings_update_locked(kura_table *t, const kura_update_table_req *r,
+                                   double now);
+/* UpdateTable's table settings (billing mode `mode`, throughput, deletion protection and the
+ * above) applied and the definition written, tables_mu held; on failure t is as before. */
+kura_status settings_update_write_locked(kura_db *db, kura_table *t,
+                                         const kura_update_table_req *req,
+                                         kura_billing_mode mode, double now);
+/* Before settings_update_locked, and before GSI updates are applied: the whole request's
+ * settings against t (tables_mu held), with the rules of a billing mode switch. */
+kura_status settings_check_update_locked(const kura_table *t, const kura_update_table_req *r);
+/* A GSI's settings: of CreateTable or an UpdateTable Create (`ppr`: the table's billing mode
+ * is PAY_PER_REQUEST), of an Update action on `x`; applied to `x`. */
+kura_status settings_check_gsi(const kura_index_def *d, bool ppr);
+kura_status settings_check_gsi_update(const idx_def *x, const kura_gsi_update *u, bool ppr);
+void settings_gsi_apply(idx_def *x, const kura_on_demand_throughput *o,
+                        const kura_warm_throughput *w);
+/* The table's settings into a description (tables_mu held, d->table_arn set); false: out of
+ * memory. A GSI's into its description. */
+bool settings_describe(const kura_table *t, kura_table_description *d);
+void settings_describe_gsi(const kura_table *t, const idx_def *x, kura_index_description *o);
+/* The largest resource-based policy (20 KB, whitespace counted). */
+enum { POLICY_MAX_BYTES = 20480 };
+/* table_policy.c: a policy of CreateTable checked / set on a new table (false: no memory). */
+kura_status policy_check(const char *policy);
+bool policy_set_new(kura_table *t, const char *policy);
+/* table_tags.c: the table named by a table ARN, pinned (table_release); KURA_E_INVALID for an
+ * ARN that is not a table's, KURA_E_RESOURCE_NOT_FOUND. */
+kura_status arn_table_acquire(kura_db *db, const arn_scope *sc, const char *arn,
+                              kura_table **t_out);
 
 /* table_gsi.c: UpdateTable's GlobalSecondaryIndexUpdates on the pinned table `t`. */
 kura_status table_gsi_update(kura_db *db, kura_table *t, const kura_update_table_req *req);

@@ -88,8 +88,8 @@ kura_status tags_check(const kura_tag *tags, size_t n)
 }
 
 /* The table named by a table ARN of scope sc, pinned (table_release). */
-static kura_status arn_table_acquire(kura_db *db, const arn_scope *sc, const char *arn,
-                                     kura_table **t_out)
+kura_status arn_table_acquire(kura_db *db, const arn_scope *sc, const char *arn,
+                              kura_table **t_out)
 {
     if (!arn)
         return kura_err(KURA_E_INVALID, "Invalid TableArn");

@@ -56,7 +56,9 @@ extern "C" {
     X(KURA_E_TXN_IN_PROGRESS, 20, "transaction in progress")                                   \
     /* DynamoDB Streams' error types */                                                         \
     X(KURA_E_EXPIRED_ITERATOR, 21, "shard iterator expired")                                   \
-    X(KURA_E_TRIMMED_DATA, 22, "stream records trimmed")
+    X(KURA_E_TRIMMED_DATA, 22, "stream records trimmed")                                      \
+    /* PolicyNotFoundException (resource-based policies) */                                    \
+    X(KURA_E_POLICY_NOT_FOUND, 23, "resource-based policy not found")
 
 typedef enum kura_status {
 #define KURA_STATUS_ENUM_(name, value, msg) name = value,
@@ -506,6 +508,48 @@ typedef enum kura_billing_mode {
     KURA_BILLING_PAY_PER_REQUEST,
 } kura_billing_mode;
 
+/* ---- Table settings (docs/data-model.md, "Table settings") -------------------------------- */
+
+/* TableClass: kept and shown; kura stores every table alike. */
+typedef enum kura_table_class {
+    KURA_TABLE_CLASS_UNSET = 0, /* never given: DescribeTable has no TableClassSummary */
+    KURA_TABLE_CLASS_STANDARD,
+    KURA_TABLE_CLASS_STANDARD_INFREQUENT_ACCESS,
+} kura_table_class;
+
+/* OnDemandThroughput of a PAY_PER_REQUEST table or GSI. Each maximum is >= 1, -1 for no
+ * maximum, or 0 for not given (a request: unchanged; a description: not set, shown as -1).
+ * kura keeps and shows them; it does not throttle. */
+typedef struct kura_on_demand_throughput {
+    bool given;
+    int64_t max_read_request_units, max_write_request_units;
+} kura_on_demand_throughput;
+
+/* WarmThroughput asked for (a request: 0 = not given; values >= 1, never below the current
+ * ones), or the table's or GSI's warm throughput (a description: at least DynamoDB's on-demand
+ * default, 12000 reads and 4000 writes per second; status always ACTIVE). */
+typedef struct kura_warm_throughput {
+    bool given;
+    int64_t read_units_per_second, write_units_per_second;
+} kura_warm_throughput;
+
+typedef enum kura_sse_type {
+    KURA_SSE_UNSET = 0,
+    KURA_SSE_AES256,
+    KURA_SSE_KMS,
+} kura_sse_type;
+
+/* SSESpecification: `enabled` true means a KMS key (kms_master_key_id, or the AWS managed
+ * key alias/aws/dynamodb when NULL), false the AWS owned key, DynamoDB's default. kura does
+ * not encrypt (docs/data-model.md): the setting is kept and shown. Borrowed for the call. */
+typedef struct kura_sse_specification {
+    bool given;
+    bool has_enabled; /* Enabled given */
+    bool enabled;
+    kura_sse_type sse_type;
+    const char *kms_master_key_id;
+} kura_sse_specification;
+
 /* ---- Secondary indexes (index/, docs/architecture.md "Secondary indexes") ---------------- */
 
 typedef enum kura_projection_type {
@@ -532,6 +576,8 @@ typedef struct kura_index_def {
     kura_projection projection;
     bool has_provisioned_throughput; /* GSI only */
     uint64_t read_capacity_units, write_capacity_units;
+    kura_on_demand_throughput on_demand; /* GSI only; PAY_PER_REQUEST tables only */
+    kura_warm_throughput warm;           /* GSI only */
 } kura_index_def;
 
 /* What DescribeTable says of one index; owned by the table description. */
@@ -547,6 +593,8 @@ typedef struct kura_index_description {
     bool backfilling;         /* GSI being created: the backfill is running */
     uint64_t item_count, index_size_bytes;
     uint64_t read_capacity_units, write_capacity_units; /* GSI, 0 with PAY_PER_REQUEST */
+    kura_on_demand_throughput on_demand; /* GSI of a PAY_PER_REQUEST table: `given` true */
+    kura_warm_throughput warm;           /* GSI: `given` true */
 } kura_index_description;
 
 /* Blocks until the index `index_name` of `table_name` has applied every write committed
@@ -691,6 +739,11 @@ typedef struct kura_create_table_req {
     kura_stream_specification stream_specification; /* `given` false: no stream */
     const struct kura_tag *tags; /* CreateTable's Tags (may be NULL), checked as TagResource's */
     size_t tags_count;
+    kura_table_class table_class;
+    kura_on_demand_throughput on_demand; /* PAY_PER_REQUEST only */
+    kura_warm_throughput warm;
+    kura_sse_specification sse;
+    const char *resource_policy; /* NULL: none; else as kura_put_resource_policy's */
 } kura_create_table_req;
 
 /* One of UpdateTable's GlobalSecondaryIndexUpdates. */
@@ -704,7 +757,12 @@ typedef struct kura_gsi_update {
     kura_gsi_action action;
     kura_index_def create;
     const char *index_name;
-    uint64_t read_capacity_units, write_capacity_units; /* UPDATE */
+    /* UPDATE: ProvisionedThroughput (has_provisioned_throughput), OnDemandThroughput and
+     * WarmThroughput, at least one of them */
+    bool has_provisioned_throughput;
+    uint64_t read_capacity_units, write_capacity_units;
+    kura_on_demand_throughput on_demand;
+    kura_warm_throughput warm;
 } kura_gsi_update;
 
 typedef struct kura_update_table_req {
@@ -729,6 +787,13 @@ typedef struct kura_update_table_req {
      * closed. A table keeps at most 1000 streams within the retention
      * (KURA_E_LIMIT_EXCEEDED). */
     kura_stream_specification stream_specification;
+    /* Table settings: UNSET / `given` false leaves each unchanged. Switching to PROVISIONED
+     * needs ProvisionedThroughput for the table and an Update with it for every GSI; switching
+     * to PAY_PER_REQUEST forbids both. */
+    kura_table_class table_class;
+    kura_on_demand_throughput on_demand;
+    kura_warm_throughput warm;
+    kura_sse_specification sse;
 } kura_update_table_req;
 
 /* What DescribeTable returns. Every pointer is owned by the description and freed by
@@ -760,6 +825,16 @@ typedef struct kura_table_description {
     kura_stream_view_type stream_view_type;
     char *latest_stream_label; /* "2026-11-27T01:58:00.123" */
     char *latest_stream_arn;   /* table_arn + "/stream/" + label */
+    /* Settings: TableClassSummary when a class was ever given (last update 0: never changed
+     * by UpdateTable), OnDemandThroughput of a PAY_PER_REQUEST table (`given` true), the
+     * warm throughput (`given` true), SSEDescription when a KMS key is used (its ARN). */
+    kura_table_class table_class;
+    double table_class_last_update_date_time;
+    kura_on_demand_throughput on_demand;
+    kura_warm_throughput warm;
+    char *kms_master_key_arn; /* NULL: the AWS owned key, no SSEDescription */
+    char *kms_master_key_id;  /* the key as CreateTable/UpdateTable named it; NULL: the AWS
+                               * managed key (or the AWS owned key: no kms_master_key_arn) */
 } kura_table_description;
 
 void kura_table_description_free(kura_table_description *d);
@@ -871,6 +946,32 @@ kura_status kura_list_tags_of_resource(kura_db *db, const char *resource_arn,
                                        const char *next_token, size_t limit,
                                        kura_tag_list *out);
 void kura_tag_list_free(kura_tag_list *l);
+
+/*
+ * Resource-based policies (PutResourcePolicy, GetResourcePolicy, DeleteResourcePolicy) of a
+ * table, named by its ARN as tags are. A policy is JSON text of at most 20 KB (20480 bytes,
+ * whitespace counted), kept with the table's definition (durable before the call returns) and
+ * gone with the table. kura stores and returns policies; it does not enforce them (it has no
+ * IAM: docs/data-model.md). Each put of a different text makes a new revision id, a decimal
+ * string that grows (milliseconds since the epoch, at least one more than the last); putting
+ * the same text again returns the current id and changes nothing.
+ *
+ * expected_revision_id (NULL: unconditional): the request applies only when the table's
+ * policy has that revision id ("NO_POLICY": only when it has none), else
+ * KURA_E_POLICY_NOT_FOUND. Errors: KURA_E_INVALID (ARN, policy not JSON or too long),
+ * KURA_E_RESOURCE_NOT_FOUND (no such table), KURA_E_POLICY_NOT_FOUND. Returned strings are
+ * malloc'ed (kura_free).
+ */
+kura_status kura_put_resource_policy(kura_db *db, const char *resource_arn, const char *policy,
+                                     const char *expected_revision_id, char **revision_id_out);
+/* The policy and its revision id; KURA_E_POLICY_NOT_FOUND when the table has none. */
+kura_status kura_get_resource_policy(kura_db *db, const char *resource_arn, char **policy_out,
+                                     char **revision_id_out);
+/* Removes the policy; *revision_id_out is the removed policy's revision id, or NULL when the
+ * table had none (not an error unless expected_revision_id was given). */
+kura_status kura_delete_resource_policy(kura_db *db, const char *resource_arn,
+                                        const char *expected_revision_id,
+                                        char **revision_id_out);
 
 /* ---- Change streams (DynamoDB Streams, API version 2012-08-10) ------------------------------
  *

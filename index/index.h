@@ -74,6 +74,10 @@ typedef struct idx_def {
     uint32_t ninclude;
     idx_status status;
     uint64_t rcu, wcu; /* GSI with PROVISIONED billing */
+    /* GSI settings (engine/table_settings.c): OnDemandThroughput's maxima (0 not set, -1 no
+     * maximum) and the WarmThroughput asked for (0 not set) */
+    int64_t od_read, od_write;
+    int64_t warm_read, warm_write;
 } idx_def;
 
 /* The table's key as the index layer needs it: names and types of its partition and sort key

@@ -393,7 +393,8 @@ static bool is_write(const char *op)
     static const char *const writes[] = {"PutItem",        "UpdateItem",         "DeleteItem",
                                          "BatchWriteItem", "TransactWriteItems", "CreateTable",
                                          "DeleteTable",    "UpdateTable",        "UpdateTimeToLive",
-                                         "TagResource",    "UntagResource"};
+                                         "TagResource",    "UntagResource",
+                                         "PutResourcePolicy", "DeleteResourcePolicy"};
     for (size_t i = 0; op && i < sizeof writes / sizeof *writes; i++)
         if (strcmp(op, writes[i]) == 0) return true;
     return false;

@@ -103,8 +103,19 @@ static char *table_body(const char *name, const char *rest)
     "\"WriteCapacityUnits\":6}"
 #define GSI_PT ",\"ProvisionedThroughput\":{\"ReadCapacityUnits\":3,\"WriteCapacityUnits\":4}"
 
-/* What DescribeTable says of LSI1 and GSI1 of table `t`, and of the members after them. */
-#define WANT_INDEXES(t, rcu, wcu)                                                              \
+/* The table settings DescribeTable shows of every table and GSI (engine/table_settings.c):
+ * the warm throughput (DynamoDB's on-demand default), and OnDemandThroughput without maxima
+ * when the table is PAY_PER_REQUEST. */
+#define WARM_DEFAULT                                                                           \
+    "\"WarmThroughput\":{\"ReadUnitsPerSecond\":12000,\"WriteUnitsPerSecond\":4000,"         \
+    "\"Status\":\"ACTIVE\"}"
+#define OD_NONE "\"OnDemandThroughput\":{\"MaxReadRequestUnits\":-1,\"MaxWriteRequestUnits\":-1},"
+#define SETTINGS_PROVISIONED "," WARM_DEFAULT
+#define SETTINGS_PPR "," OD_NONE WARM_DEFAULT
+
+/* What DescribeTable says of LSI1 and GSI1 of table `t`, and of the members after them
+ * (`settings`: SETTINGS_PROVISIONED or SETTINGS_PPR). */
+#define WANT_INDEXES(t, rcu, wcu, settings)                                                    \
     "\"LocalSecondaryIndexes\":[{\"IndexName\":\"lsi1\",\"KeySchema\":[{\"AttributeName\":"   \
     "\"pk\",\"KeyType\":\"HASH\"},{\"AttributeName\":\"x\",\"KeyType\":\"RANGE\"}],"           \
     "\"Projection\":{\"ProjectionType\":\"INCLUDE\",\"NonKeyAttributes\":[\"a\",\"b\"]},"      \
@@ -115,7 +126,7 @@ static char *table_body(const char *name, const char *rest)
     "\"IndexStatus\":\"ACTIVE\",\"ProvisionedThroughput\":{\"NumberOfDecreasesToday\":0,"      \
     "\"ReadCapacityUnits\":" rcu ",\"WriteCapacityUnits\":" wcu "},\"IndexSizeBytes\":0,"      \
     "\"ItemCount\":0,\"IndexArn\":\"arn:aws:dynamodb:us-east-1:000000000000:table/" t           \
-    "/index/gsi1\"}],\"DeletionProtectionEnabled\":false}"
+    "/index/gsi1\"" settings "}],\"DeletionProtectionEnabled\":false" settings "}"
 
 /* The response's indexes must be exactly `want` (through the end of the description), and
  * the description's members must come in the order `members` ("A,B,..."). */
@@ -139,10 +150,11 @@ static void expect_indexes(const char *out, const char *want, const char *member
     "AttributeDefinitions,TableName,KeySchema,TableStatus,CreationDateTime,"                   \
     "ProvisionedThroughput,TableSizeBytes,ItemCount,TableArn,TableId,"
 #define MEMBERS_PROVISIONED                                                                    \
-    MEMBERS_HEAD "LocalSecondaryIndexes,GlobalSecondaryIndexes,DeletionProtectionEnabled"
+    MEMBERS_HEAD "LocalSecondaryIndexes,GlobalSecondaryIndexes,DeletionProtectionEnabled,"     \
+                 "WarmThroughput"
 #define MEMBERS_PPR                                                                            \
     MEMBERS_HEAD "BillingModeSummary,LocalSecondaryIndexes,GlobalSecondaryIndexes,"            \
-                 "DeletionProtectionEnabled"
+                 "DeletionProtectionEnabled,OnDemandThroughput,WarmThroughput"
 
 static void test_describe_json(void **state)
 {
@@ -151,17 +163,17 @@ static void test_describe_json(void **state)
                                     "],\"GlobalSecondaryIndexes\":[" GSI1(GSI_PT) "]");
     char *out = NULL;
     assert_kura_ok(run("CreateTable", body, &out));
-    expect_indexes(out, WANT_INDEXES("idx1", "3", "4"), MEMBERS_PROVISIONED);
+    expect_indexes(out, WANT_INDEXES("idx1", "3", "4", SETTINGS_PROVISIONED), MEMBERS_PROVISIONED);
     kura_free(out);
     assert_kura_ok(run("DescribeTable", "{\"TableName\":\"idx1\"}", &out));
-    expect_indexes(out, WANT_INDEXES("idx1", "3", "4"), MEMBERS_PROVISIONED);
+    expect_indexes(out, WANT_INDEXES("idx1", "3", "4", SETTINGS_PROVISIONED), MEMBERS_PROVISIONED);
     kura_free(out);
     assert_kura_ok(run("UpdateTable",
                        "{\"TableName\":\"idx1\",\"BillingMode\":\"PAY_PER_REQUEST\"}", &out));
-    expect_indexes(out, WANT_INDEXES("idx1", "0", "0"), MEMBERS_PPR);
+    expect_indexes(out, WANT_INDEXES("idx1", "0", "0", SETTINGS_PPR), MEMBERS_PPR);
     kura_free(out);
     assert_kura_ok(run("DeleteTable", "{\"TableName\":\"idx1\"}", &out));
-    expect_indexes(out, WANT_INDEXES("idx1", "0", "0"), MEMBERS_PPR);
+    expect_indexes(out, WANT_INDEXES("idx1", "0", "0", SETTINGS_PPR), MEMBERS_PPR);
     kura_free(out);
     free(body);
 
@@ -187,7 +199,7 @@ static void test_describe_json(void **state)
               "\"IndexStatus\":\"ACTIVE\",\"ProvisionedThroughput\":{\"NumberOfDecreasesToday\":0,"
               "\"ReadCapacityUnits\":0,\"WriteCapacityUnits\":0},\"IndexSizeBytes\":0,"
               "\"ItemCount\":0,\"IndexArn\":\"arn:aws:dynamodb:us-east-1:000000000000:table/idx2/"
-              "index/multi\"},");
+              "index/multi\"" SETTINGS_PPR "},");
     assert_null(strstr(out, "LocalSecondaryIndexes"));
     assert_null(strstr(out, "Backfilling"));
     free(gsis);
@@ -203,7 +215,8 @@ static void test_describe_json(void **state)
     t->gsi[1].status = IDX_CREATING;
     kmutex_unlock(&db->tables_mu);
     assert_kura_ok(run("DescribeTable", "{\"TableName\":\"idx2\"}", &out));
-    assert_non_null(strstr(out, "/index/multi\"},{\"IndexName\":\"by_sk\",\"KeySchema\":"
+    assert_non_null(strstr(out, "/index/multi\"" SETTINGS_PPR
+                                "},{\"IndexName\":\"by_sk\",\"KeySchema\":"
                                 "[{\"AttributeName\":\"sk\",\"KeyType\":\"HASH\"},"
                                 "{\"AttributeName\":\"pk\",\"KeyType\":\"RANGE\"}],"
                                 "\"Projection\":{\"ProjectionType\":\"ALL\"},\"IndexStatus\":"

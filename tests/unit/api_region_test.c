@@ -298,6 +298,39 @@ static void test_streams_in_the_request_region(void **state)
 
 /* kura_options.region and account_id: the C API's and a context-free request's; malformed
  * ones refused at kura_open. */
+/* SSEDescription's KMS key ARN and the resource-policy ARNs follow the request's scope too. */
+static void test_settings_in_the_request_region(void **state)
+{
+    (void)state;
+    json_decref(ok("eu-west-1", "CreateTable",
+                   "{\"TableName\":\"enc\",\"AttributeDefinitions\":[{\"AttributeName\":\"pk\","
+                   "\"AttributeType\":\"S\"}],\"KeySchema\":[{\"AttributeName\":\"pk\","
+                   "\"KeyType\":\"HASH\"}],\"BillingMode\":\"PAY_PER_REQUEST\","
+                   "\"SSESpecification\":{\"Enabled\":true,\"KMSMasterKeyId\":\"k-1\"}}"));
+    const char *regions[] = {"eu-west-1", "ap-south-1"};
+    for (int i = 0; i < 2; i++) {
+        json_t *j = ok(regions[i], "DescribeTable", "{\"TableName\":\"enc\"}");
+        const char *got = json_string_value(json_object_get(
+            json_object_get(json_object_get(j, "Table"), "SSEDescription"), "KMSMasterKeyArn"));
+        char want[128];
+        snprintf(want, sizeof want, "arn:aws:kms:%s:000000000000:key/k-1", regions[i]);
+        if (!got || strcmp(got, want) != 0)
+            fail_msg("KMSMasterKeyArn in %s: %s, expected %s", regions[i], got ? got : "(none)",
+                     want);
+        json_decref(j);
+    }
+    json_decref(ok("eu-west-1", "PutResourcePolicy",
+                   "{\"ResourceArn\":\"" EU "enc\",\"Policy\":\"{}\"}"));
+    err("us-east-1", NULL, "GetResourcePolicy", "{\"ResourceArn\":\"" EU "enc\"}",
+        "ResourceNotFoundException",
+        "Requested resource not found: ResourceArn: " EU "enc not found");
+    json_decref(ok("eu-west-1", "GetResourcePolicy", "{\"ResourceArn\":\"" EU "enc\"}"));
+    json_decref(ok(NULL, "DeleteResourcePolicy", "{\"ResourceArn\":\"" US "enc\"}"));
+    err("eu-west-1", NULL, "GetResourcePolicy", "{\"ResourceArn\":\"" EU "enc\"}",
+        "PolicyNotFoundException",
+        "Resource-based policy not found for the provided ResourceArn: " EU "enc");
+}
+
 static void test_options(void **state)
 {
     (void)state;
@@ -353,6 +386,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_table_arns_follow_the_request, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tags_in_the_request_region, setup, teardown),
         cmocka_unit_test_setup_teardown(test_streams_in_the_request_region, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_settings_in_the_request_region, setup, teardown),
         cmocka_unit_test_setup_teardown(test_options, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
