@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unictype.h>
+#include <unistr.h>
 
 #include "engine/table_int.h"
 #include "util/status.h"
@@ -32,14 +34,22 @@ static size_t utf16_len(const char *s)
     return n;
 }
 
-/* Whether every character of s is of the tag pattern: ASCII exactly, non-ASCII accepted. */
+/* Whether every character of s is of the tag pattern: a letter (\p{L}), a separator (\p{Z}:
+ * spaces, line and paragraph separators), a number (\p{N}), by the Unicode general categories
+ * of libunistring, or one of _.:/=+-@. Invalid UTF-8 is refused. */
 static bool tag_chars_ok(const char *s)
 {
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p >= 0x80 || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-            (*p >= '0' && *p <= '9') || *p == ' ' || strchr("_.:/=+-@", *p))
-            continue;
-        return false;
+    const uint8_t *p = (const uint8_t *)s, *end = p + strlen(s);
+    while (p < end) {
+        ucs4_t c;
+        int n = u8_mbtoucr(&c, p, (size_t)(end - p));
+        if (n <= 0)
+            return false;
+        p += n;
+        bool extra = c < 0x80 && strchr("_.:/=+-@", (int)c);
+        if (!extra && !uc_is_general_category(c, UC_CATEGORY_L) &&
+            !uc_is_general_category(c, UC_CATEGORY_Z) && !uc_is_general_category(c, UC_CATEGORY_N))
+            return false;
     }
     return true;
 }

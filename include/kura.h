@@ -911,8 +911,8 @@ kura_status kura_ttl_sweep(kura_db *db, uint64_t *deleted_out);
  * as DescribeTable's TableArn: arn:aws:dynamodb:<region>:<account_id>:table/<TableName>, in
  * kura_options' region and account (the JSON API: the request's, kura_request_context).
  * DynamoDB's rules: at most 50 tags; a key is 1..128 and a value 0..256 characters (UTF-16
- * units) of [\p{L}\p{Z}\p{N}_.:/=+\-@] (kura checks ASCII exactly and accepts every non-ASCII
- * character); a key may not begin with "aws:". Common errors of the three calls: KURA_E_INVALID
+ * units) of [\p{L}\p{Z}\p{N}_.:/=+\-@] (Unicode general categories, libunistring's);
+ * a key may not begin with "aws:". Common errors of the three calls: KURA_E_INVALID
  * ("Invalid TableArn: Invalid ResourceArn provided as input <arn>" for an ARN that is not a
  * table ARN, the rules above), KURA_E_RESOURCE_NOT_FOUND ("Requested resource not found:
  * ResourceArn: <arn> not found", also for another region's or account's ARN), storage errors. */

@@ -9,7 +9,7 @@
 set -euo pipefail
 
 what=${1:-build}
-pkgs=(build-essential cmake pkg-config liblz4-dev zlib1g-dev libxxhash-dev libjansson-dev libyajl-dev libssl-dev libmicrohttpd-dev libdeflate-dev)
+pkgs=(build-essential cmake pkg-config liblz4-dev zlib1g-dev libxxhash-dev libjansson-dev libyajl-dev libssl-dev libmicrohttpd-dev libdeflate-dev libunistring-dev)
 case "$what" in
   build) ;;
   test)  pkgs+=(libcmocka-dev clang libclang-rt-14-dev python3 python3-pytest python3-boto3 awscli) ;;

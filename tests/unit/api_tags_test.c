@@ -174,6 +174,18 @@ static void test_errors(void **state)
         inv, "1 validation error detected: Value 'a*b' at 'tags.1.member.key' failed to satisfy "
              "constraint: Member must satisfy regular expression pattern: "
              "[\\p{L}\\p{Z}\\p{N}_.:/=+\\-@]*");
+    /* Unicode by general category: a currency symbol (Sc) and an emoji (So) are not of the
+     * pattern; letters, numbers and separators of any script are */
+    const char *const refused[] = {"\u20ac1", "ok\U0001F600"}; /* €1, ok😀 */
+    const char *const shown[] = {"\xe2\x82\xac" "1", "ok\xf0\x9f\x98\x80"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(body, sizeof body, "{\"ResourceArn\":\"" ARN "tg3\",\"Tags\":[{\"Key\":\"k\","
+                 "\"Value\":\"%s\"}]}", refused[i]);
+        snprintf(msg, sizeof msg, "1 validation error detected: Value '%s' at "
+                 "'tags.1.member.value' failed to satisfy constraint: Member must satisfy "
+                 "regular expression pattern: [\\p{L}\\p{Z}\\p{N}_.:/=+\\-@]*", shown[i]);
+        err("TagResource", body, inv, msg);
+    }
     err("TagResource", "{\"ResourceArn\":\"" ARN "tg3\",\"Tags\":[{\"Key\":\"aws:x\",\"Value\":\"\"}]}",
         inv, "One or more parameter values were invalid: Tag keys starting with the aws: prefix "
              "are reserved for AWS use: aws:x");
@@ -187,6 +199,9 @@ static void test_errors(void **state)
     err("ListTagsOfResource", "{\"ResourceArn\":\"" ARN "tg4\"}", "ResourceNotFoundException",
         "Requested resource not found: ResourceArn: " ARN "tg4 not found");
     expect_tags("tg3", ""); /* nothing applied by the refused requests */
+    /* é (Ll), 日本 (Lo), ٣ (Nd), U+2028 (Zl), U+3000 (Zs) */
+    tag("tg3", "[{\"Key\":\"\u00e9\u65e5\u672c\u0663\",\"Value\":\"a\u2028b\u3000c\"}]");
+    expect_tags("tg3", "\xc3\xa9\xe6\x97\xa5\xe6\x9c\xac\xd9\xa3=a\xe2\x80\xa8" "b\xe3\x80\x80" "c");
 }
 
 /* 50 tags are allowed; a 51st (by TagResource or in one request) is refused, and nothing of
