@@ -198,10 +198,31 @@ static void test_update_remove_missing_item(void **state)
     free(arn);
 }
 
+/* ---- 2. DescribeTimeToLive right after enabling ------------------------------------------ */
+
+/* DynamoDB answers ENABLED with the attribute right after UpdateTimeToLive enables TTL (the
+ * suites checked against it, e.g. ScyllaDB Alternator's test_ttl.py, assert exactly that). */
+static void test_ttl_enabled_at_once(void **state)
+{
+    (void)state;
+    json_decref(ok("CreateTable",
+                   "{\"TableName\":\"ttlt\",\"AttributeDefinitions\":[{\"AttributeName\":"
+                   "\"pk\",\"AttributeType\":\"S\"}],\"KeySchema\":[{\"AttributeName\":\"pk\","
+                   "\"KeyType\":\"HASH\"}],\"BillingMode\":\"PAY_PER_REQUEST\"}"));
+    ok_is("UpdateTimeToLive",
+          "{\"TableName\":\"ttlt\",\"TimeToLiveSpecification\":{\"Enabled\":true,"
+          "\"AttributeName\":\"exp\"}}",
+          "{\"TimeToLiveSpecification\":{\"Enabled\":true,\"AttributeName\":\"exp\"}}");
+    ok_is("DescribeTimeToLive", "{\"TableName\":\"ttlt\"}",
+          "{\"TimeToLiveDescription\":{\"TimeToLiveStatus\":\"ENABLED\",\"AttributeName\":"
+          "\"exp\"}}");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_update_remove_missing_item),
+        cmocka_unit_test(test_ttl_enabled_at_once),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
