@@ -456,11 +456,23 @@ static kura_status run_describe(api_call *c)
     return put_desc(c, "Table", s, &d);
 }
 
+/* DeleteTable's description has no schema, creation time or indexes: the members of the
+ * API reference's example (TableName, TableStatus, ProvisionedThroughput, TableSizeBytes,
+ * ItemCount) and what current responses add (TableArn, TableId, BillingModeSummary, the
+ * stream, DeletionProtectionEnabled). */
 static kura_status run_delete(api_call *c)
 {
+    static const char *const absent[] = {"AttributeDefinitions", "KeySchema",
+                                         "CreationDateTime", "LocalSecondaryIndexes",
+                                         "GlobalSecondaryIndexes"};
     kura_table_description d;
     kura_status s = kura_delete_table(c->db, api_str(c->req, "TableName"), &d);
-    return put_desc(c, "TableDescription", s, &d);
+    if (s != KURA_OK) return api_engine(s);
+    jd_t *o = desc_json(c->doc, &d);
+    kura_table_description_free(&d);
+    for (size_t i = 0; o && i < sizeof absent / sizeof *absent; i++)
+        jd_object_del(o, absent[i]);
+    return api_out_json(c, "TableDescription", o);
 }
 
 const api_op api_op_describe_table = {"DescribeTable", name_only_schema, run_describe};

@@ -218,11 +218,69 @@ static void test_ttl_enabled_at_once(void **state)
           "\"exp\"}}");
 }
 
+/* ---- 3. DeleteTable's TableDescription --------------------------------------------------- */
+
+/* The member names of `o`, comma-separated, in order. */
+static void member_names(const json_t *o, char *buf, size_t cap)
+{
+    *buf = 0;
+    for (void *it = json_object_iter((json_t *)o); it; it = json_object_iter_next((json_t *)o, it))
+        snprintf(buf + strlen(buf), cap - strlen(buf), "%s%s", *buf ? "," : "",
+                 json_object_iter_key(it));
+}
+
+/* DynamoDB's DeleteTable describes the table being deleted without its schema, creation time
+ * or indexes (the API reference's and the CLI reference's examples: TableName, TableStatus
+ * DELETING, ProvisionedThroughput, TableSizeBytes, ItemCount; current responses add TableArn,
+ * TableId, BillingModeSummary, the stream and DeletionProtectionEnabled). */
+static void test_delete_table_description(void **state)
+{
+    (void)state;
+    json_decref(ok("CreateTable",
+                   "{\"TableName\":\"delt\",\"AttributeDefinitions\":[{\"AttributeName\":"
+                   "\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"sk\",\"AttributeType\":"
+                   "\"S\"},{\"AttributeName\":\"l\",\"AttributeType\":\"S\"}],\"KeySchema\":[{"
+                   "\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"},{\"AttributeName\":\"sk\","
+                   "\"KeyType\":\"RANGE\"}],\"BillingMode\":\"PAY_PER_REQUEST\","
+                   "\"LocalSecondaryIndexes\":[{\"IndexName\":\"lsi\",\"KeySchema\":[{"
+                   "\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"},{\"AttributeName\":\"l\","
+                   "\"KeyType\":\"RANGE\"}],\"Projection\":{\"ProjectionType\":\"ALL\"}}],"
+                   "\"GlobalSecondaryIndexes\":[{\"IndexName\":\"gsi\",\"KeySchema\":[{"
+                   "\"AttributeName\":\"l\",\"KeyType\":\"HASH\"}],\"Projection\":{"
+                   "\"ProjectionType\":\"KEYS_ONLY\"}}],\"StreamSpecification\":{"
+                   "\"StreamEnabled\":true,\"StreamViewType\":\"KEYS_ONLY\"}}"));
+    json_t *j = ok("DeleteTable", "{\"TableName\":\"delt\"}");
+    json_t *d = json_object_get(j, "TableDescription");
+    char got[512];
+    member_names(d, got, sizeof got);
+    assert_string_equal(got, "TableName,TableStatus,ProvisionedThroughput,TableSizeBytes,"
+                             "ItemCount,TableArn,TableId,BillingModeSummary,"
+                             "StreamSpecification,LatestStreamLabel,LatestStreamArn,"
+                             "DeletionProtectionEnabled");
+    assert_string_equal(json_string_value(json_object_get(d, "TableStatus")), "DELETING");
+    json_decref(j);
+    /* a provisioned table without indexes or stream */
+    json_decref(ok("CreateTable",
+                   "{\"TableName\":\"delp\",\"AttributeDefinitions\":[{\"AttributeName\":"
+                   "\"pk\",\"AttributeType\":\"S\"}],\"KeySchema\":[{\"AttributeName\":\"pk\","
+                   "\"KeyType\":\"HASH\"}],\"ProvisionedThroughput\":{\"ReadCapacityUnits\":5,"
+                   "\"WriteCapacityUnits\":5}}"));
+    j = ok("DeleteTable", "{\"TableName\":\"delp\"}");
+    d = json_object_get(j, "TableDescription");
+    member_names(d, got, sizeof got);
+    assert_string_equal(got, "TableName,TableStatus,ProvisionedThroughput,TableSizeBytes,"
+                             "ItemCount,TableArn,TableId,DeletionProtectionEnabled");
+    member_names(json_object_get(d, "ProvisionedThroughput"), got, sizeof got);
+    assert_string_equal(got, "NumberOfDecreasesToday,ReadCapacityUnits,WriteCapacityUnits");
+    json_decref(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_update_remove_missing_item),
         cmocka_unit_test(test_ttl_enabled_at_once),
+        cmocka_unit_test(test_delete_table_description),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
