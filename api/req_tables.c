@@ -383,7 +383,8 @@ static kura_status run_create(api_call *c)
     kura_tag *tags = NULL;
     size_t ntags = 0;
     const jd_t *tag_list = jd_object_get(c->req, "Tags");
-    kura_status s = decode_indexes(jd_object_get(c->req, F_LSI), &lsis);
+    kura_status s = api_check_schema_names(c->req);
+    if (s == KURA_OK) s = decode_indexes(jd_object_get(c->req, F_LSI), &lsis);
     if (s == KURA_OK) s = decode_indexes(jd_object_get(c->req, F_GSI), &gsis);
     if (s == KURA_OK && tag_list) s = api_tags_decode(tag_list, &tags, &ntags);
     if (s != KURA_OK) {
@@ -588,6 +589,8 @@ static kura_status run_update(api_call *c)
                        "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, "
                        "GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is "
                        "required");
+    kura_status cs = api_check_schema_names(c->req);
+    if (cs != KURA_OK) return cs;
     api_stream_spec spec;
     api_stream_spec_decode(c->req, &spec);
     kura_status s = check_gsi_updates(ups);

@@ -275,12 +275,90 @@ static void test_delete_table_description(void **state)
     json_decref(j);
 }
 
+/* ---- 4. Attribute names holding any UTF-8, NUL included ----------------------------------- */
+
+static void test_names_with_nul(void **state)
+{
+    (void)state;
+    json_decref(ok("CreateTable",
+                   "{\"TableName\":\"nult\",\"AttributeDefinitions\":[{\"AttributeName\":"
+                   "\"pk\",\"AttributeType\":\"S\"}],\"KeySchema\":[{\"AttributeName\":\"pk\","
+                   "\"KeyType\":\"HASH\"}],\"BillingMode\":\"PAY_PER_REQUEST\"}"));
+    ok_is("PutItem",
+          "{\"TableName\":\"nult\",\"Item\":{\"pk\":{\"S\":\"k\"},\"a\\u0000b\":{\"S\":\"v\"},"
+          "\"a\":{\"M\":{\"x\\u0000\":{\"N\":\"1\"},\"x\":{\"N\":\"2\"}}},\"\\u0000\":{\"S\":\"\\u0000\"},"
+          "\"\\u00e9\\u0000\\ud83d\\ude00\":{\"BOOL\":true}}}",
+          "{}");
+    /* back byte for byte, in name order (NUL sorts first) */
+    ok_is("GetItem", "{\"TableName\":\"nult\",\"Key\":{\"pk\":{\"S\":\"k\"}}}",
+          "{\"Item\":{\"\\u0000\":{\"S\":\"\\u0000\"},\"a\":{\"M\":{\"x\":{\"N\":\"2\"},"
+          "\"x\\u0000\":{\"N\":\"1\"}}},\"a\\u0000b\":{\"S\":\"v\"},\"pk\":{\"S\":\"k\"},"
+          "\"\xc3\xa9\\u0000\xf0\x9f\x98\x80\":{\"BOOL\":true}}}");
+    /* through ExpressionAttributeNames: projection, condition, update, filter */
+    ok_is("GetItem",
+          "{\"TableName\":\"nult\",\"Key\":{\"pk\":{\"S\":\"k\"}},\"ProjectionExpression\":"
+          "\"#n, a.#m\",\"ExpressionAttributeNames\":{\"#n\":\"a\\u0000b\",\"#m\":\"x\\u0000\"}}",
+          "{\"Item\":{\"a\":{\"M\":{\"x\\u0000\":{\"N\":\"1\"}}},\"a\\u0000b\":{\"S\":\"v\"}}}");
+    ok_is("UpdateItem",
+          "{\"TableName\":\"nult\",\"Key\":{\"pk\":{\"S\":\"k\"}},\"UpdateExpression\":"
+          "\"SET #n = :v, #o = :v REMOVE a.#m\",\"ConditionExpression\":\"attribute_exists(#n)\","
+          "\"ExpressionAttributeNames\":{\"#n\":\"a\\u0000b\",\"#o\":\"\\u0000\\u0000\",\"#m\":"
+          "\"x\\u0000\"},\"ExpressionAttributeValues\":{\":v\":{\"S\":\"w\"}},\"ReturnValues\":"
+          "\"UPDATED_NEW\"}",
+          "{\"Attributes\":{\"\\u0000\\u0000\":{\"S\":\"w\"},\"a\\u0000b\":{\"S\":\"w\"}}}");
+    ok_is("Scan",
+          "{\"TableName\":\"nult\",\"FilterExpression\":\"#n = :v AND attribute_not_exists(a.#m)"
+          "\",\"ProjectionExpression\":\"#n\",\"ExpressionAttributeNames\":{\"#n\":\"a\\u0000b\","
+          "\"#m\":\"x\\u0000\"},\"ExpressionAttributeValues\":{\":v\":{\"S\":\"w\"}}}",
+          "{\"Items\":[{\"a\\u0000b\":{\"S\":\"w\"}}],\"Count\":1,\"ScannedCount\":1}");
+    /* the legacy parameters name attributes by map keys and lists */
+    ok_is("UpdateItem",
+          "{\"TableName\":\"nult\",\"Key\":{\"pk\":{\"S\":\"k\"}},\"AttributeUpdates\":{"
+          "\"a\\u0000b\":{\"Action\":\"DELETE\"}},\"Expected\":{\"\\u0000\\u0000\":{\"Value\":{"
+          "\"S\":\"w\"}}}}",
+          "{}");
+    ok_is("GetItem",
+          "{\"TableName\":\"nult\",\"Key\":{\"pk\":{\"S\":\"k\"}},\"AttributesToGet\":["
+          "\"a\\u0000b\",\"\\u0000\\u0000\",\"a\"]}",
+          "{\"Item\":{\"\\u0000\\u0000\":{\"S\":\"w\"},\"a\":{\"M\":{\"x\":{\"N\":\"2\"}}}}}");
+    /* a NUL where a table name is expected is no table name (the pattern) */
+    invalid("BatchGetItem",
+            "{\"RequestItems\":{\"nult\\u0000x\":{\"Keys\":[{\"pk\":{\"S\":\"k\"}}]}}}",
+            "*"); /* the schema's "Map keys must satisfy constraint" */
+    /* a datatype name with a NUL is no datatype */
+    invalid("PutItem", "{\"TableName\":\"nult\",\"Item\":{\"pk\":{\"S\":\"k\"},\"a\":{"
+                       "\"S\\u0000\":\"v\"}}}",
+            "Supplied AttributeValue is empty, must contain exactly one of the supported "
+            "datatypes");
+    /* key schemas, projections and Time to Live hold names as C strings: refused, not cut */
+    static const char *const nul_names[][2] = {
+        {"CreateTable", "{\"TableName\":\"nul2\",\"AttributeDefinitions\":[{\"AttributeName\":"
+                        "\"p\\u0000k\",\"AttributeType\":\"S\"}],\"KeySchema\":[{"
+                        "\"AttributeName\":\"p\\u0000k\",\"KeyType\":\"HASH\"}],"
+                        "\"BillingMode\":\"PAY_PER_REQUEST\"}"},
+        {"UpdateTimeToLive", "{\"TableName\":\"nult\",\"TimeToLiveSpecification\":{"
+                             "\"Enabled\":true,\"AttributeName\":\"e\\u0000x\"}}"},
+        {"UpdateTable", "{\"TableName\":\"nult\",\"AttributeDefinitions\":[{\"AttributeName\":"
+                        "\"g\",\"AttributeType\":\"S\"}],\"GlobalSecondaryIndexUpdates\":[{"
+                        "\"Create\":{\"IndexName\":\"gsi\",\"KeySchema\":[{\"AttributeName\":"
+                        "\"g\",\"KeyType\":\"HASH\"}],\"Projection\":{\"ProjectionType\":"
+                        "\"INCLUDE\",\"NonKeyAttributes\":[\"a\\u0000b\"]}}}]}"},
+    };
+    for (size_t i = 0; i < sizeof nul_names / sizeof *nul_names; i++)
+        invalid(nul_names[i][0], nul_names[i][1],
+                INVALID "kura does not support NUL in key, projected or Time to Live attribute "
+                        "names");
+    err("DescribeTable", "{\"TableName\":\"nul2\"}", KURA_E_RESOURCE_NOT_FOUND,
+        "ResourceNotFoundException", "*");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_update_remove_missing_item),
         cmocka_unit_test(test_ttl_enabled_at_once),
         cmocka_unit_test(test_delete_table_description),
+        cmocka_unit_test(test_names_with_nul),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
