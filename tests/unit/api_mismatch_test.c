@@ -352,6 +352,87 @@ static void test_names_with_nul(void **state)
         "ResourceNotFoundException", "*");
 }
 
+/* ---- 5. Attribute name lengths ------------------------------------------------------------ */
+
+#define NAME_TOO_LARGE INVALID "Attribute name is too large, must be less than 65536 bytes"
+
+/* A request body: fmt with every %s replaced by a name of `len` 'n's. */
+static char *with_name(const char *fmt, size_t len)
+{
+    char *name = malloc(len + 1);
+    memset(name, 'n', len);
+    name[len] = 0;
+    size_t cap = strlen(fmt) + 4 * len + 1;
+    char *b = malloc(cap);
+    snprintf(b, cap, fmt, name, name, name, name);
+    free(name);
+    return b;
+}
+
+static void test_name_lengths(void **state)
+{
+    (void)state;
+    /* key attribute names: up to 255 (the model's KeySchemaAttributeName) */
+    char *b = with_name("{\"TableName\":\"lent\",\"AttributeDefinitions\":[{\"AttributeName\":"
+                        "\"%s\",\"AttributeType\":\"S\"}],\"KeySchema\":[{\"AttributeName\":"
+                        "\"%s\",\"KeyType\":\"HASH\"}],\"BillingMode\":\"PAY_PER_REQUEST\"}",
+                        255);
+    json_decref(ok("CreateTable", b));
+    free(b);
+    b = with_name("{\"TableName\":\"len2\",\"AttributeDefinitions\":[{\"AttributeName\":"
+                  "\"%s\",\"AttributeType\":\"S\"}],\"KeySchema\":[{\"AttributeName\":"
+                  "\"%s\",\"KeyType\":\"HASH\"}],\"BillingMode\":\"PAY_PER_REQUEST\"}",
+                  256);
+    char *want = NULL;
+    char *name = with_name("%s", 256);
+    if (asprintf(&want,
+                 "2 validation errors detected: Value '%s' at "
+                 "'attributeDefinitions.1.member.attributeName' failed to satisfy constraint: "
+                 "Member must have length less than or equal to 255; Value '%s' at "
+                 "'keySchema.1.member.attributeName' failed to satisfy constraint: Member must "
+                 "have length less than or equal to 255",
+                 name, name) < 0)
+        fail_msg("nomem");
+    invalid("CreateTable", b, want);
+    free(want);
+    free(name);
+    free(b);
+    /* other attribute names: up to 65,535 bytes, at the top of an item or in a map */
+    char *key = with_name("%s", 255);
+    char fmt[1024];
+    snprintf(fmt, sizeof fmt,
+             "{\"TableName\":\"lent\",\"Item\":{\"%s\":{\"S\":\"k\"},\"%%s\":{\"S\":\"v\"}}}", key);
+    json_decref(ok("PutItem", b = with_name(fmt, 65535)));
+    free(b);
+    invalid("PutItem", b = with_name(fmt, 65536), NAME_TOO_LARGE);
+    free(b);
+    snprintf(fmt, sizeof fmt,
+             "{\"TableName\":\"lent\",\"Item\":{\"%s\":{\"S\":\"k\"},\"m\":{\"M\":{\"%%s\":{"
+             "\"S\":\"v\"}}}}}",
+             key);
+    json_decref(ok("PutItem", b = with_name(fmt, 65535)));
+    free(b);
+    invalid("PutItem", b = with_name(fmt, 65536), NAME_TOO_LARGE);
+    free(b);
+    /* UpdateItem: a name from ExpressionAttributeNames, and the legacy AttributeUpdates */
+    snprintf(fmt, sizeof fmt,
+             "{\"TableName\":\"lent\",\"Key\":{\"%s\":{\"S\":\"k\"}},\"UpdateExpression\":"
+             "\"SET #n = :v\",\"ExpressionAttributeNames\":{\"#n\":\"%%s\"},"
+             "\"ExpressionAttributeValues\":{\":v\":{\"N\":\"1\"}}}",
+             key);
+    json_decref(ok("UpdateItem", b = with_name(fmt, 65535)));
+    free(b);
+    invalid("UpdateItem", b = with_name(fmt, 65536), NAME_TOO_LARGE);
+    free(b);
+    snprintf(fmt, sizeof fmt,
+             "{\"TableName\":\"lent\",\"Key\":{\"%s\":{\"S\":\"k\"}},\"AttributeUpdates\":{"
+             "\"%%s\":{\"Value\":{\"N\":\"1\"}}}}",
+             key);
+    invalid("UpdateItem", b = with_name(fmt, 65536), NAME_TOO_LARGE);
+    free(b);
+    free(key);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -359,6 +440,7 @@ int main(void)
         cmocka_unit_test(test_ttl_enabled_at_once),
         cmocka_unit_test(test_delete_table_description),
         cmocka_unit_test(test_names_with_nul),
+        cmocka_unit_test(test_name_lengths),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
