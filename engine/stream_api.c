@@ -108,7 +108,8 @@ static kura_status ref_by_arn(kura_db *db, const char *arn, stream_ref *r)
                                         "'streamArn' failed to satisfy constraint: Member "
                                         "must not be null");
     if (!stream_arn_parse(arn, table, sizeof table, &label_ms))
-        return not_found(arn);
+        return stream_arn_wellformed(arn) ? not_found(arn)
+                                          : kura_err(KURA_E_INVALID, "Invalid StreamArn");
     return ref_acquire(db, table, label_ms, r);
 }
 

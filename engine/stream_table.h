@@ -53,6 +53,11 @@ const table_stream *table_stream_find(kura_db *db, const kura_table *t, uint64_t
 void stream_arn(const char *table, uint64_t label_ms, char *out, size_t cap);
 /* The table name and label of a stream ARN; false if `arn` is not one. */
 bool stream_arn_parse(const char *arn, char *table, size_t cap, uint64_t *label_ms_out);
+/* Whether `arn` has a stream ARN's shape, arn:<partition>:dynamodb:<region>:<12 digits>:
+ * table/<table name>/stream/<label>, whatever its region and account: DynamoDB Streams
+ * answers one that has not with a ValidationException ("Invalid StreamArn"), one that has
+ * but names no stream of this database with ResourceNotFoundException. */
+bool stream_arn_wellformed(const char *arn);
 
 /* Frees the streams of `t` (table_free). */
 void table_streams_free(kura_table *t);

@@ -433,6 +433,59 @@ static void test_name_lengths(void **state)
     free(key);
 }
 
+/* ---- 8. Malformed stream ARNs and sequence numbers ---------------------------------------- */
+
+/* DynamoDB Streams answers an ARN that is not a stream ARN at all with a ValidationException
+ * (ScyllaDB Alternator's test_streams.py, checked against DynamoDB: DynamoDB Local alone says
+ * ResourceNotFoundException), and a well-formed ARN of no stream with
+ * ResourceNotFoundException. */
+static void test_malformed_stream_arns(void **state)
+{
+    (void)state;
+    json_t *c = ok("CreateTable",
+                   "{\"TableName\":\"arnt\",\"AttributeDefinitions\":[{\"AttributeName\":\"pk\","
+                   "\"AttributeType\":\"S\"}],\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":"
+                   "\"HASH\"}],\"BillingMode\":\"PAY_PER_REQUEST\",\"StreamSpecification\":{"
+                   "\"StreamEnabled\":true,\"StreamViewType\":\"KEYS_ONLY\"}}");
+    const char *arn = json_string_value(
+        json_object_get(json_object_get(c, "TableDescription"), "LatestStreamArn"));
+    char body[1024];
+    snprintf(body, sizeof body, "{\"StreamArn\":\"%s\"}", arn);
+    json_t *d = ok("DescribeStream", body);
+    const char *shard = json_string_value(json_object_get(
+        json_array_get(json_object_get(json_object_get(d, "StreamDescription"), "Shards"), 0),
+        "ShardId"));
+    static const char *const bad[] = {
+        "sdfadfsdfsdgdfsgsfdabadfbabdadsfsdfsdfsdfsdfsdfsdfdfdssdffbdfdf",
+        "arn:aws:dynamodb:ddblocal:000000000000:table/arnt/stream/notalabelatall",
+        "arn:aws:dynamodb:ddblocal:000000000000:table/arnt/nostream/2020-01-01T00:00:00.000",
+        "arn:aws:s3:::a-bucket-name-that-is-long-enough/and/more",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(body, sizeof body, "{\"StreamArn\":\"%s\"}", bad[i]);
+        invalid("DescribeStream", body, "Invalid StreamArn");
+        snprintf(body, sizeof body,
+                 "{\"StreamArn\":\"%s\",\"ShardId\":\"%s\",\"ShardIteratorType\":\"LATEST\"}",
+                 bad[i], shard);
+        invalid("GetShardIterator", body, "Invalid StreamArn");
+    }
+    /* well-formed, no such stream: not found */
+    err("DescribeStream",
+        "{\"StreamArn\":\"arn:aws:dynamodb:ddblocal:000000000000:table/arnt/stream/"
+        "2020-01-01T00:00:00.000\"}",
+        KURA_E_RESOURCE_NOT_FOUND, "ResourceNotFoundException",
+        "Requested resource not found: Stream: arn:aws:dynamodb:ddblocal:000000000000:table/"
+        "arnt/stream/2020-01-01T00:00:00.000 not found");
+    /* a sequence number of the right length that is no number kura gave */
+    snprintf(body, sizeof body,
+             "{\"StreamArn\":\"%s\",\"ShardId\":\"%s\",\"ShardIteratorType\":"
+             "\"AT_SEQUENCE_NUMBER\",\"SequenceNumber\":\"abcdefghijklmnopqrstu\"}",
+             arn, shard);
+    invalid("GetShardIterator", body, INVALID "Invalid SequenceNumber");
+    json_decref(d);
+    json_decref(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -441,6 +494,7 @@ int main(void)
         cmocka_unit_test(test_delete_table_description),
         cmocka_unit_test(test_names_with_nul),
         cmocka_unit_test(test_name_lengths),
+        cmocka_unit_test(test_malformed_stream_arns),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
