@@ -46,6 +46,8 @@ typedef struct api_call {
                                   * TransactWriteItems (owned by kura_execute) */
     const kura_request_context *ctx; /* where the request came from (borrowed; never NULL:
                                       * kura_execute_ctx puts an all-defaults one in) */
+    bool not_json; /* the body is not JSON: answered as DynamoDB's front end does, with
+                    * {"__type":"com.amazon.coral.service#SerializationException"} alone */
 } api_call;
 
 typedef struct api_op {

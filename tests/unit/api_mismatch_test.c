@@ -486,6 +486,32 @@ static void test_malformed_stream_arns(void **state)
     json_decref(c);
 }
 
+/* ---- 9. A body that is not JSON ----------------------------------------------------------- */
+
+/* DynamoDB's front end answers a body that does not parse (or none) with Coral's
+ * SerializationException and no message (dynalite, whose tests ran against DynamoDB, answers
+ * exactly {"__type":"com.amazon.coral.service#SerializationException"}). */
+static void test_not_json(void **state)
+{
+    (void)state;
+    static const char *const bodies[] = {"{not json", "", "{\"TableName\": }", "{\"a\":1}}",
+                                         "\xff\xfe{}", "[\"\\ud800\"]", "{\"a\":1,}"};
+    for (size_t i = 0; i < sizeof bodies / sizeof *bodies; i++) {
+        char *out = NULL;
+        kura_status s = run_len("ListTables", bodies[i], strlen(bodies[i]), &out);
+        if (s != KURA_E_INVALID ||
+            strcmp(out, "{\"__type\":\"com.amazon.coral.service#SerializationException\"}") != 0)
+            fail_msg("%s: %s %s", bodies[i], kura_status_str(s), out);
+        assert_string_equal(kura_execute_error_type(), "SerializationException");
+        kura_free(out);
+    }
+    char *out = NULL;
+    size_t len = 0;
+    assert_int_equal(kura_execute(db, "ListTables", NULL, 0, &out, &len), KURA_E_INVALID);
+    assert_string_equal(out, "{\"__type\":\"com.amazon.coral.service#SerializationException\"}");
+    kura_free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -495,6 +521,7 @@ int main(void)
         cmocka_unit_test(test_names_with_nul),
         cmocka_unit_test(test_name_lengths),
         cmocka_unit_test(test_malformed_stream_arns),
+        cmocka_unit_test(test_not_json),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
