@@ -139,17 +139,15 @@ static kura_status update_locked(kura_table *t, const kbuf *key, const kura_upda
         s = table_index_check_item(t, neu);
     /* an existing item without an UpdateExpression is unchanged: nothing to write (its
      * collection is still measured for SIZE: neu equals old, a delta of 0) */
-    bool write = ex->update || !*found;
+    bool write = !absent && (ex->update || !*found);
     bool want = req->return_item_collection_metrics == KURA_METRICS_SIZE;
     coll_ticket tk;
     bool measured = false;
     uint64_t coll_bytes = 0;
-    if (s == KURA_OK && absent) {
-        kmutex_unlock(mu);
-        return KURA_OK;
-    }
-    if (s == KURA_OK) /* keep_old holds for a table with an LSI: `old` is intact */
-        s = table_coll_begin(t, key->data, key->len, *found ? old : NULL, neu, want, &tk);
+    if (s == KURA_OK) /* keep_old holds for a table with an LSI: `old` is intact; an absent
+                       * item is measured as a delete of nothing */
+        s = table_coll_begin(t, key->data, key->len, *found ? old : NULL, absent ? NULL : neu,
+                             want, &tk);
     if (s == KURA_OK) {
         measured = tk.measured;
         coll_bytes = tk.size_after;
