@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "testutil.h"
 
@@ -512,6 +513,133 @@ static void test_not_json(void **state)
     kura_free(out);
 }
 
+/* ---- 10. Index key values held to DynamoDB's key sizes ------------------------------------ */
+
+#define HASH_TOO_LARGE INVALID "Size of hashkey has exceeded the maximum size limit of2048 bytes"
+#define RANGE_TOO_LARGE                                                                          \
+    INVALID "Aggregated size of all range keys has exceeded the size limit of 1024 bytes"
+
+/* fmt with its %s replaced by a string of n 'x's. */
+static char *with_value(const char *fmt, size_t n)
+{
+    char *v = malloc(n + 1);
+    memset(v, 'x', n);
+    v[n] = 0;
+    char *b = NULL;
+    if (asprintf(&b, fmt, v) < 0) fail_msg("nomem");
+    free(v);
+    return b;
+}
+
+/* Polls DescribeTable until index `name` of table `table` is ACTIVE. */
+static void wait_active(const char *table, const char *name)
+{
+    char body[128];
+    snprintf(body, sizeof body, "{\"TableName\":\"%s\"}", table);
+    for (int tries = 0;; tries++) {
+        json_t *j = ok("DescribeTable", body);
+        json_t *g = json_object_get(json_object_get(j, "Table"), "GlobalSecondaryIndexes");
+        bool active = false;
+        for (size_t i = 0; i < json_array_size(g); i++) {
+            json_t *x = json_array_get(g, i);
+            if (!strcmp(json_string_value(json_object_get(x, "IndexName")), name))
+                active = !strcmp(json_string_value(json_object_get(x, "IndexStatus")), "ACTIVE");
+        }
+        json_decref(j);
+        if (active) break;
+        if (tries > 100000) fail_msg("index %s never became ACTIVE", name);
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(kura_index_wait(db, table, name, 60000), KURA_OK);
+}
+
+static void test_index_key_sizes(void **state)
+{
+    (void)state;
+    json_decref(ok("CreateTable",
+                   "{\"TableName\":\"gks\",\"AttributeDefinitions\":[{\"AttributeName\":\"pk\","
+                   "\"AttributeType\":\"S\"},{\"AttributeName\":\"g\",\"AttributeType\":\"S\"},"
+                   "{\"AttributeName\":\"r\",\"AttributeType\":\"B\"}],\"KeySchema\":[{"
+                   "\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],\"BillingMode\":"
+                   "\"PAY_PER_REQUEST\",\"GlobalSecondaryIndexes\":[{\"IndexName\":\"byg\","
+                   "\"KeySchema\":[{\"AttributeName\":\"g\",\"KeyType\":\"HASH\"},{"
+                   "\"AttributeName\":\"r\",\"KeyType\":\"RANGE\"}],\"Projection\":{"
+                   "\"ProjectionType\":\"KEYS_ONLY\"}}]}"));
+    char *b;
+    /* at the limits: written */
+    json_decref(ok("PutItem", b = with_value("{\"TableName\":\"gks\",\"Item\":{\"pk\":{\"S\":"
+                                             "\"a\"},\"g\":{\"S\":\"%s\"}}}",
+                                             2048)));
+    free(b);
+    /* zero bytes in base64: 1024 are 1368 characters ending "==", 1025 ending "=" */
+    char *r1024 = with_value("%s", 1368), *r1025 = with_value("%s", 1368);
+    for (char *p = r1024; *p; p++) *p = 'A';
+    for (char *p = r1025; *p; p++) *p = 'A';
+    r1024[1366] = r1024[1367] = '=';
+    r1025[1367] = '=';
+    char fmt[4096];
+    snprintf(fmt, sizeof fmt,
+             "{\"TableName\":\"gks\",\"Item\":{\"pk\":{\"S\":\"b\"},\"g\":{\"S\":\"%%s\"},"
+             "\"r\":{\"B\":\"%s\"}}}",
+             r1024);
+    json_decref(ok("PutItem", b = with_value(fmt, 1)));
+    free(b);
+    /* past them: refused with the messages of the table's keys */
+    invalid("PutItem", b = with_value("{\"TableName\":\"gks\",\"Item\":{\"pk\":{\"S\":\"c\"},"
+                                      "\"g\":{\"S\":\"%s\"}}}",
+                                      2049),
+            HASH_TOO_LARGE);
+    free(b);
+    snprintf(fmt, sizeof fmt,
+             "{\"TableName\":\"gks\",\"Item\":{\"pk\":{\"S\":\"c\"},\"g\":{\"S\":\"%%s\"},"
+             "\"r\":{\"B\":\"%s\"}}}",
+             r1025);
+    invalid("PutItem", b = with_value(fmt, 1), RANGE_TOO_LARGE);
+    free(b);
+    invalid("UpdateItem", b = with_value("{\"TableName\":\"gks\",\"Key\":{\"pk\":{\"S\":\"a\"}},"
+                                         "\"UpdateExpression\":\"SET g = :g\","
+                                         "\"ExpressionAttributeValues\":{\":g\":{\"S\":\"%s\"}}}",
+                                         2049),
+            HASH_TOO_LARGE);
+    free(b);
+    invalid("BatchWriteItem",
+            b = with_value("{\"RequestItems\":{\"gks\":[{\"PutRequest\":{\"Item\":{\"pk\":{\"S\":"
+                           "\"c\"},\"g\":{\"S\":\"%s\"}}}}]}}",
+                           2049),
+            HASH_TOO_LARGE);
+    free(b);
+    ok_is("GetItem", "{\"TableName\":\"gks\",\"Key\":{\"pk\":{\"S\":\"c\"}}}", "{}");
+    /* an index added later skips the items whose key is too large for it (DynamoDB's
+     * backfill leaves index key violations out of the index) */
+    json_decref(ok("CreateTable",
+                   "{\"TableName\":\"gkb\",\"AttributeDefinitions\":[{\"AttributeName\":\"pk\","
+                   "\"AttributeType\":\"S\"}],\"KeySchema\":[{\"AttributeName\":\"pk\","
+                   "\"KeyType\":\"HASH\"}],\"BillingMode\":\"PAY_PER_REQUEST\"}"));
+    json_decref(ok("PutItem", b = with_value("{\"TableName\":\"gkb\",\"Item\":{\"pk\":{\"S\":"
+                                             "\"big\"},\"h\":{\"S\":\"%s\"}}}",
+                                             2049)));
+    free(b);
+    json_decref(ok("PutItem", "{\"TableName\":\"gkb\",\"Item\":{\"pk\":{\"S\":\"small\"},"
+                              "\"h\":{\"S\":\"s\"}}}"));
+    json_decref(ok("UpdateTable",
+                   "{\"TableName\":\"gkb\",\"AttributeDefinitions\":[{\"AttributeName\":\"h\","
+                   "\"AttributeType\":\"S\"}],\"GlobalSecondaryIndexUpdates\":[{\"Create\":{"
+                   "\"IndexName\":\"byh\",\"KeySchema\":[{\"AttributeName\":\"h\",\"KeyType\":"
+                   "\"HASH\"}],\"Projection\":{\"ProjectionType\":\"KEYS_ONLY\"}}}]}"));
+    wait_active("gkb", "byh");
+    ok_is("Scan", "{\"TableName\":\"gkb\",\"IndexName\":\"byh\"}",
+          "{\"Items\":[{\"h\":{\"S\":\"s\"},\"pk\":{\"S\":\"small\"}}],\"Count\":1,"
+          "\"ScannedCount\":1}");
+    /* and the table keeps the item, which a write must now fix to stay */
+    invalid("UpdateItem", "{\"TableName\":\"gkb\",\"Key\":{\"pk\":{\"S\":\"big\"}},"
+                          "\"UpdateExpression\":\"SET x = :x\",\"ExpressionAttributeValues\":{"
+                          "\":x\":{\"N\":\"1\"}}}",
+            HASH_TOO_LARGE);
+    free(r1024);
+    free(r1025);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -522,6 +650,7 @@ int main(void)
         cmocka_unit_test(test_name_lengths),
         cmocka_unit_test(test_malformed_stream_arns),
         cmocka_unit_test(test_not_json),
+        cmocka_unit_test(test_index_key_sizes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
