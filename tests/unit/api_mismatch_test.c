@@ -640,6 +640,69 @@ static void test_index_key_sizes(void **state)
     free(r1025);
 }
 
+/* ---- 11. Which invalid transaction actions cancel and which refuse the request ------------ */
+
+/* DynamoDB checks what a request says before the transaction (a plain ValidationException:
+ * a Put's item, keys, an update of a key attribute) and cancels it with a ValidationError
+ * reason for what an Update's evaluation meets (the API reference's list under
+ * TransactionCanceledException: an index key updated to a wrong type or beyond its size, an
+ * operand of the wrong type, "Item size to update has exceeded the maximum allowed size"...). */
+static void test_transaction_validation_split(void **state)
+{
+    (void)state;
+    json_decref(ok("CreateTable",
+                   "{\"TableName\":\"txv\",\"AttributeDefinitions\":[{\"AttributeName\":\"pk\","
+                   "\"AttributeType\":\"S\"},{\"AttributeName\":\"g\",\"AttributeType\":\"S\"}],"
+                   "\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}],"
+                   "\"BillingMode\":\"PAY_PER_REQUEST\",\"GlobalSecondaryIndexes\":[{"
+                   "\"IndexName\":\"gix\",\"KeySchema\":[{\"AttributeName\":\"g\",\"KeyType\":"
+                   "\"HASH\"}],\"Projection\":{\"ProjectionType\":\"ALL\"}}]}"));
+    json_decref(ok("PutItem", "{\"TableName\":\"txv\",\"Item\":{\"pk\":{\"S\":\"e\"},\"s\":{"
+                              "\"S\":\"str\"}}}"));
+    char *b;
+    invalid("TransactWriteItems",
+            b = with_value("{\"TransactItems\":[{\"Put\":{\"TableName\":\"txv\",\"Item\":{\"pk\":"
+                           "{\"S\":\"a\"},\"g\":{\"S\":\"%s\"}}}}]}",
+                           2049),
+            HASH_TOO_LARGE);
+    free(b);
+    invalid("TransactWriteItems",
+            "{\"TransactItems\":[{\"Put\":{\"TableName\":\"txv\",\"Item\":{\"pk\":{\"S\":\"a\"},"
+            "\"g\":{\"N\":\"1\"}}}}]}",
+            INVALID "Type mismatch for Index Key g Expected: S Actual: N IndexName: gix");
+    invalid("TransactWriteItems",
+            "{\"TransactItems\":[{\"Update\":{\"TableName\":\"txv\",\"Key\":{\"pk\":{\"S\":\"e\"}},"
+            "\"UpdateExpression\":\"SET pk = :v\",\"ExpressionAttributeValues\":{\":v\":{\"S\":"
+            "\"1\"}}}}]}",
+            INVALID "Cannot update attribute pk. This attribute is part of the key");
+    static const char *const reasons[][2] = {
+        {"SET g = :v\",\"ExpressionAttributeValues\":{\":v\":{\"N\":\"1\"}}",
+         INVALID "Type mismatch for Index Key g Expected: S Actual: N IndexName: gix"},
+        {"ADD s :v\",\"ExpressionAttributeValues\":{\":v\":{\"N\":\"1\"}}",
+         "An operand in the update expression has an incorrect data type"},
+        {"SET g = :v\",\"ExpressionAttributeValues\":{\":v\":{\"S\":\"%s\"}}", HASH_TOO_LARGE},
+    };
+    for (size_t i = 0; i < sizeof reasons / sizeof *reasons; i++) {
+        char fmt[512];
+        snprintf(fmt, sizeof fmt,
+                 "{\"TransactItems\":[{\"Update\":{\"TableName\":\"txv\",\"Key\":{\"pk\":{\"S\":"
+                 "\"e\"}},\"UpdateExpression\":\"%s}}]}",
+                 reasons[i][0]);
+        b = with_value(fmt, 2049);
+        char *out = NULL;
+        kura_status st = run_len("TransactWriteItems", b, strlen(b), &out);
+        json_t *j = json_loads(out, 0, NULL);
+        json_t *r = json_array_get(json_object_get(j, "CancellationReasons"), 0);
+        if (st != KURA_E_TXN_CANCELED ||
+            strcmp(json_string_value(json_object_get(r, "Code")), "ValidationError") != 0 ||
+            strcmp(json_string_value(json_object_get(r, "Message")), reasons[i][1]) != 0)
+            fail_msg("%zu: %s", i, out);
+        json_decref(j);
+        kura_free(out);
+        free(b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -651,6 +714,7 @@ int main(void)
         cmocka_unit_test(test_malformed_stream_arns),
         cmocka_unit_test(test_not_json),
         cmocka_unit_test(test_index_key_sizes),
+        cmocka_unit_test(test_transaction_validation_split),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
