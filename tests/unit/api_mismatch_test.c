@@ -703,6 +703,71 @@ static void test_transaction_validation_split(void **state)
     }
 }
 
+/* ---- 12. Query and Scan capacity: the page's bytes, rounded up once ----------------------- */
+
+/* The CapacityUnits of op on body (with ReturnConsumedCapacity TOTAL added). */
+static double units_of(const char *op, const char *body)
+{
+    char *b = NULL;
+    if (asprintf(&b, "%.*s,\"ReturnConsumedCapacity\":\"TOTAL\"}", (int)strlen(body) - 1, body) <
+        0)
+        fail_msg("nomem");
+    json_t *j = ok(op, b);
+    double u = json_number_value(
+        json_object_get(json_object_get(j, "ConsumedCapacity"), "CapacityUnits"));
+    json_decref(j);
+    free(b);
+    return u;
+}
+
+static void test_query_scan_capacity(void **state)
+{
+    (void)state;
+    json_decref(ok("CreateTable",
+                   "{\"TableName\":\"cap\",\"AttributeDefinitions\":[{\"AttributeName\":\"pk\","
+                   "\"AttributeType\":\"S\"},{\"AttributeName\":\"sk\",\"AttributeType\":\"N\"},"
+                   "{\"AttributeName\":\"g\",\"AttributeType\":\"S\"}],\"KeySchema\":[{"
+                   "\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"},{\"AttributeName\":\"sk\","
+                   "\"KeyType\":\"RANGE\"}],\"BillingMode\":\"PAY_PER_REQUEST\","
+                   "\"GlobalSecondaryIndexes\":[{\"IndexName\":\"gix\",\"KeySchema\":[{"
+                   "\"AttributeName\":\"g\",\"KeyType\":\"HASH\"}],\"Projection\":{"
+                   "\"ProjectionType\":\"ALL\"}}]}"));
+    /* three items of about 1.5 KB: 4.5 KB together, 3 KB for two */
+    for (int i = 0; i < 3; i++) {
+        char fmt[256];
+        snprintf(fmt, sizeof fmt,
+                 "{\"TableName\":\"cap\",\"Item\":{\"pk\":{\"S\":\"p\"},\"sk\":{\"N\":\"%d\"},"
+                 "\"g\":{\"S\":\"g\"},\"v\":{\"S\":\"%%s\"}}}",
+                 i);
+        char *b = with_value(fmt, 1500);
+        json_decref(ok("PutItem", b));
+        free(b);
+    }
+    assert_kura_ok(kura_index_wait(db, "cap", "gix", 60000));
+    const char *q = "{\"TableName\":\"cap\",\"KeyConditionExpression\":\"pk = :p\","
+                    "\"ExpressionAttributeValues\":{\":p\":{\"S\":\"p\"}},\"ConsistentRead\":true}";
+    assert_true(units_of("Query", q) == 2.0); /* ceil(4.5 KB / 4 KB), not 3 x 1 */
+    q = "{\"TableName\":\"cap\",\"KeyConditionExpression\":\"pk = :p\","
+        "\"ExpressionAttributeValues\":{\":p\":{\"S\":\"p\"}}}";
+    assert_true(units_of("Query", q) == 1.0); /* eventually consistent: half */
+    q = "{\"TableName\":\"cap\",\"KeyConditionExpression\":\"pk = :p\","
+        "\"ExpressionAttributeValues\":{\":p\":{\"S\":\"p\"}},\"Limit\":2}";
+    assert_true(units_of("Query", q) == 0.5);
+    /* a filter does not change what was read */
+    q = "{\"TableName\":\"cap\",\"KeyConditionExpression\":\"pk = :p\",\"FilterExpression\":"
+        "\"attribute_exists(nope)\",\"ExpressionAttributeValues\":{\":p\":{\"S\":\"p\"}},"
+        "\"ConsistentRead\":true}";
+    assert_true(units_of("Query", q) == 2.0);
+    assert_true(units_of("Scan", "{\"TableName\":\"cap\",\"ConsistentRead\":true}") == 2.0);
+    assert_true(units_of("Scan", "{\"TableName\":\"cap\"}") == 1.0);
+    assert_true(units_of("Scan", "{\"TableName\":\"cap\",\"Select\":\"COUNT\"}") == 1.0);
+    /* an index the same, on its entries */
+    q = "{\"TableName\":\"cap\",\"IndexName\":\"gix\",\"KeyConditionExpression\":\"g = :g\","
+        "\"ExpressionAttributeValues\":{\":g\":{\"S\":\"g\"}}}";
+    assert_true(units_of("Query", q) == 1.0);
+    assert_true(units_of("Scan", "{\"TableName\":\"cap\",\"IndexName\":\"gix\"}") == 1.0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -715,6 +780,7 @@ int main(void)
         cmocka_unit_test(test_not_json),
         cmocka_unit_test(test_index_key_sizes),
         cmocka_unit_test(test_transaction_validation_split),
+        cmocka_unit_test(test_query_scan_capacity),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
