@@ -116,21 +116,17 @@ static void name_length_error(kbuf *msg, const char *name, const char *param, si
     (*count)++;
 }
 
-/* The model's 1..255 on every attribute name of AttributeDefinitions and KeySchema, all of
- * them in one message as DynamoDB lists them ("2 validation errors detected: Value '...' at
- * 'attributeDefinitions.1.member.attributeName' failed to satisfy constraint: Member must
- * have length less than or equal to 255; Value '...' at 'keySchema.1.member...'"). */
-static kura_status check_name_lengths(const kura_create_table_req *r)
+kura_status table_check_name_lengths(const kura_attribute_definition *d, size_t nd,
+                                     const kura_key_schema_element *k, size_t nk)
 {
     kbuf msg = KBUF_INIT;
     size_t count = 0;
-    for (size_t i = 0; i < r->attribute_definitions_count; i++)
-        if (r->attribute_definitions[i].attribute_name)
-            name_length_error(&msg, r->attribute_definitions[i].attribute_name,
-                              "attributeDefinitions", i, &count);
-    for (size_t i = 0; i < r->key_schema_count; i++)
-        if (r->key_schema[i].attribute_name)
-            name_length_error(&msg, r->key_schema[i].attribute_name, "keySchema", i, &count);
+    for (size_t i = 0; i < nd; i++)
+        if (d[i].attribute_name)
+            name_length_error(&msg, d[i].attribute_name, "attributeDefinitions", i, &count);
+    for (size_t i = 0; i < nk; i++)
+        if (k[i].attribute_name)
+            name_length_error(&msg, k[i].attribute_name, "keySchema", i, &count);
     kura_status s = KURA_OK;
     if (count)
         s = kura_err(KURA_E_INVALID, "%zu validation error%s detected: %.*s", count,
@@ -153,7 +149,7 @@ kura_status table_check_schema(const kura_create_table_req *r)
                         "failed to satisfy constraint: Member must not be null");
     const kura_key_schema_element *ks = r->key_schema;
     const kura_attribute_definition *ad = r->attribute_definitions;
-    kura_status ls = check_name_lengths(r);
+    kura_status ls = table_check_name_lengths(r->attribute_definitions, nd, ks, nk);
     if (ls != KURA_OK)
         return ls;
     for (size_t i = 0; i < nk; i++) {

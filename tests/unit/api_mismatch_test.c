@@ -293,6 +293,21 @@ static void test_name_lengths(void **state)
         fail_msg("nomem");
     invalid("CreateTable", b, want);
     free(want);
+    free(b);
+    /* UpdateTable's new definitions too */
+    b = with_name("{\"TableName\":\"lent\",\"AttributeDefinitions\":[{\"AttributeName\":"
+                  "\"%s\",\"AttributeType\":\"S\"}],\"GlobalSecondaryIndexUpdates\":[{"
+                  "\"Create\":{\"IndexName\":\"gix\",\"KeySchema\":[{\"AttributeName\":\"%s\","
+                  "\"KeyType\":\"HASH\"}],\"Projection\":{\"ProjectionType\":\"ALL\"}}}]}",
+                  256);
+    if (asprintf(&want,
+                 "1 validation error detected: Value '%s' at "
+                 "'attributeDefinitions.1.member.attributeName' failed to satisfy constraint: "
+                 "Member must have length less than or equal to 255",
+                 name) < 0)
+        fail_msg("nomem");
+    invalid("UpdateTable", b, want);
+    free(want);
     free(name);
     free(b);
     /* other attribute names: up to 65,535 bytes, at the top of an item or in a map */
