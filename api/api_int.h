@@ -49,6 +49,8 @@ typedef struct api_call {
                                       * kura_execute_ctx puts an all-defaults one in) */
     arn_scope scope; /* the region and account of every ARN the request names or is answered
                       * with: ctx's, else the database's (engine/arn.h) */
+    bool not_json; /* the body is not JSON: answered as DynamoDB's front end does, with
+                    * {"__type":"com.amazon.coral.service#SerializationException"} alone */
 } api_call;
 
 typedef struct api_op {
@@ -164,6 +166,10 @@ kura_status jw_key(kbuf *b, const char *key, size_t len);
 /* Members of the (checked) request: NULL / the default when absent. */
 const char *api_str(const jd_t *obj, const char *name);
 bool api_bool(const jd_t *obj, const char *name, bool dflt);
+/* Key schemas, projections and Time to Live name attributes with C strings (the table
+ * definition holds them so): an AttributeName or NonKeyAttributes element holding NUL, which
+ * DynamoDB would take, is refused here (KURA_E_INVALID) rather than cut short. */
+kura_status api_check_schema_names(const jd_t *req);
 kura_return_capacity api_rcc(const jd_t *req);
 kura_select api_select(const jd_t *req);
 /* ReturnItemCollectionMetrics: "SIZE" -> KURA_METRICS_SIZE, absent -> NONE. */

@@ -20,6 +20,9 @@
  * InternalServerError. The error body is
  *   {"__type":"com.amazonaws.dynamodb.v20120810#<Type>","message":"..."}
  * plus "Item" for a ConditionalCheckFailedException with ReturnValuesOnConditionCheckFailure.
+ * A body that is not JSON (or none) is answered as DynamoDB's front end answers it, Coral's
+ * error with no message: {"__type":"com.amazon.coral.service#SerializationException"} (as
+ * dynalite, whose tests ran against DynamoDB; the parser's reason is kura_last_error()'s).
  * The members are named as in DynamoDB's model of each error: TransactionCanceledException,
  * IdempotentParameterMismatchException and TransactionInProgressException spell theirs
  * "Message" (SDKs take either spelling as the error's message; botocore also copies the
@@ -124,10 +127,11 @@ static kura_status run(api_call *c, const char *operation, const char *json, siz
 {
     char jerr[160];
     *type_out = "SerializationException";
+    c->not_json = !json;
     if (!json) return api_err(KURA_E_INVALID, "no request body");
     if (!(c->doc = jd_doc_new())) return API_NOMEM();
-    if (!(c->req = jd_parse(c->doc, json, len, 0, jerr, sizeof jerr)))
-        return api_err(KURA_E_INVALID, "%s", jerr);
+    c->not_json = !(c->req = jd_parse(c->doc, json, len, 0, jerr, sizeof jerr));
+    if (c->not_json) return api_err(KURA_E_INVALID, "%s", jerr);
     if (!jd_is_object(c->req))
         return api_err(KURA_E_INVALID, "Unrecognized collection type class "
                                        "com.amazonaws.dynamodb.v20120810.Request");
@@ -184,6 +188,8 @@ static kura_status put_reasons(kbuf *b, const kura_transact_write_res *r, bool i
 static kura_status error_body(api_call *c, const char *type, const char *msg, bool items)
 {
     kbuf_clear(&c->out);
+    if (c->not_json) /* the parser's reason stays in kura_last_error() only */
+        return jw_raw(&c->out, "{\"__type\":\"com.amazon.coral.service#SerializationException\"");
     kura_status s = jw_raw(&c->out, "{\"__type\":\"" TYPE_PREFIX);
     if (s == KURA_OK) s = jw_raw(&c->out, type);
     if (s == KURA_OK) s = jw_raw(&c->out, "\",");

@@ -17,7 +17,9 @@
  * surrogate into '?' and lets a lone low one through as invalid UTF-8; jansson refused both,
  * and so do we), the strict UTF-8 check of every
  * decoded string with a byte >= 0x80 (YAJL's own check lets overlong forms and surrogates
- * through), numbers (YAJL hands over their text) and the nesting limit.
+ * through), numbers (YAJL hands over their text) and the nesting limit. Member names may hold
+ * NUL (DynamoDB's attribute names are any UTF-8): members are name + length throughout, so
+ * readers of names that may come from users take the length (jd_object_keylen_foreach).
  */
 #include "api/jdoc.h"
 
@@ -652,7 +654,6 @@ static int cb_map_key(void *ctx, const unsigned char *s, size_t n)
 {
     builder *b = ctx;
     if (!utf8_valid((const char *)s, n)) return fail(b, "invalid UTF-8 member name");
-    if (memchr(s, '\0', n)) return fail(b, "NUL byte in object key not supported");
     if (!(b->key = arena_strdup(b->d, (const char *)s, n))) return fail(b, "out of memory");
     b->key_len = n;
     return 1;

@@ -67,9 +67,9 @@ static kbuf *lgen_expr(legacy_gen *g, const char *param)
 }
 
 /* The "#lN" placeholder of attribute `attr` into ph, skipping the request's own names. */
-kura_status legacy_gen_name(legacy_gen *g, const char *attr, char *ph)
+kura_status legacy_gen_name(legacy_gen *g, const char *attr, size_t attr_len, char *ph)
 {
-    jd_t *have = jd_object_get(g->by_attr, attr);
+    jd_t *have = jd_object_getn(g->by_attr, attr, attr_len);
     if (have) {
         snprintf(ph, LPH_MAX, "%s", jd_string_value(have));
         return KURA_OK;
@@ -77,8 +77,8 @@ kura_status legacy_gen_name(legacy_gen *g, const char *attr, char *ph)
     do
         snprintf(ph, LPH_MAX, "#l%u", g->next_name++);
     while (jd_object_get(g->user_names, ph));
-    if (jd_object_set(g->names, ph, jd_string(g->doc, attr)) ||
-        jd_object_set(g->by_attr, attr, jd_string(g->doc, ph)))
+    if (jd_object_set(g->names, ph, jd_stringn(g->doc, attr, attr_len)) ||
+        jd_object_setn(g->by_attr, attr, attr_len, jd_string(g->doc, ph)))
         return legacy_nomem();
     return KURA_OK;
 }
@@ -166,14 +166,15 @@ static kura_status lupdates_translate(legacy_gen *g, const jd_t *updates, kbuf *
     kbuf cl[4] = {KBUF_INIT, KBUF_INIT, KBUF_INIT, KBUF_INIT}; /* SET REMOVE ADD DELETE */
     kura_status st = KURA_OK;
     const char *attr;
+    size_t attr_len;
     jd_t *u;
-    jd_object_foreach((jd_t *)updates, attr, u)
+    jd_object_keylen_foreach((jd_t *)updates, attr, attr_len, u)
     {
         int action = UA_PUT;
         char n[LPH_MAX], v[LPH_MAX] = "";
         jd_t *value = legacy_get(u, "Value");
         if ((st = lupdate_check(attr, u, &action)) != KURA_OK ||
-            (st = legacy_gen_name(g, attr, n)) != KURA_OK ||
+            (st = legacy_gen_name(g, attr, attr_len, n)) != KURA_OK ||
             (value && (st = legacy_gen_value(g, value, v)) != KURA_OK))
             break;
         bool ok, list = value && legacy_value_type(value) == LT_L;
@@ -238,15 +239,18 @@ static kura_status lproj_translate(legacy_gen *g, const jd_t *atg, const char *p
         return st;
     }
     for (size_t i = 0; i < n; i++) {
-        const char *a = jd_string_value(jd_array_get(atg, i));
+        const jd_t *a_v = jd_array_get(atg, i);
+        const char *a = jd_string_value(a_v);
         for (size_t j = 0; j < i; j++)
-            if (!strcmp(a, jd_string_value(jd_array_get(atg, j))))
+            if (jd_string_length(a_v) == jd_string_length(jd_array_get(atg, j)) &&
+                !memcmp(a, jd_string_value(jd_array_get(atg, j)), jd_string_length(a_v)))
                 return kura_err(KURA_E_INVALID, LMSG_PARAM "Duplicate value in attribute name: %s",
                                 a);
     }
     for (size_t i = 0; i < n; i++) {
         char ph[LPH_MAX];
-        kura_status st = legacy_gen_name(g, jd_string_value(jd_array_get(atg, i)), ph);
+        const jd_t *a = jd_array_get(atg, i);
+        kura_status st = legacy_gen_name(g, jd_string_value(a), jd_string_length(a), ph);
         if (st) return st;
         if (!legacy_putf(out, "%s%s", i ? ", " : "", ph)) return legacy_nomem();
     }

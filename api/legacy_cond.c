@@ -225,10 +225,11 @@ static kura_status lop_parse(const jd_t *v, const char *param, const char *attr,
 /* ---- Conditions ----------------------------------------------------------------------------- */
 
 /* Writes the expression of `attr <op> args` to `out`. */
-static kura_status lterm_emit(legacy_gen *g, int op, const char *attr, jd_t *args, kbuf *out)
+static kura_status lterm_emit(legacy_gen *g, int op, const char *attr, size_t attr_len,
+                              jd_t *args, kbuf *out)
 {
     char n[LPH_MAX], v[LPH_MAX], w[LPH_MAX];
-    kura_status st = legacy_gen_name(g, attr, n);
+    kura_status st = legacy_gen_name(g, attr, attr_len, n);
     size_t nargs = jd_array_size(args);
     if (!st && nargs > 0 && op != OP_IN) st = legacy_gen_value(g, jd_array_get(args, 0), v);
     if (!st && op == OP_BETWEEN) st = legacy_gen_value(g, jd_array_get(args, 1), w);
@@ -355,8 +356,9 @@ kura_status legacy_conds_translate(legacy_gen *g, legacy_cond_kind kind, const c
     if (!jd_is_object(conds)) return legacy_type_error(conds, "Map");
     bool wrap = kind != LC_KEY && jd_object_size(conds) > 1;
     const char *attr;
+    size_t attr_len;
     jd_t *cond;
-    jd_object_foreach((jd_t *)conds, attr, cond)
+    jd_object_keylen_foreach((jd_t *)conds, attr, attr_len, cond)
     {
         int op = OP_EQ;
         jd_t *args = NULL;
@@ -365,7 +367,7 @@ kura_status legacy_conds_translate(legacy_gen *g, legacy_cond_kind kind, const c
         if (st) return st;
         bool ok = (!out->len || legacy_put(out, any ? " OR " : " AND ")) &&
                   (!wrap || legacy_put(out, "("));
-        st = ok ? lterm_emit(g, op, attr, args, out) : legacy_nomem();
+        st = ok ? lterm_emit(g, op, attr, attr_len, args, out) : legacy_nomem();
         if (!st && wrap && !legacy_put(out, ")")) st = legacy_nomem();
         if (st) return st;
     }

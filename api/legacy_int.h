@@ -80,7 +80,7 @@ typedef struct legacy_gen {
 
 /* The "#lN" placeholder of attribute `attr` into ph (LPH_MAX bytes): one per distinct name,
  * skipping the request's own names. */
-kura_status legacy_gen_name(legacy_gen *g, const char *attr, char *ph);
+kura_status legacy_gen_name(legacy_gen *g, const char *attr, size_t attr_len, char *ph);
 /* A new ":lN" placeholder for value `v` (shared, not copied) into ph. */
 kura_status legacy_gen_value(legacy_gen *g, jd_t *v, char *ph);
 

@@ -113,6 +113,33 @@ const char *api_str(const jd_t *obj, const char *name)
     return jd_string_value(jd_object_get(obj, name));
 }
 
+/* Whether v, under member `key` of its parent, is an attribute name holding NUL: the value of
+ * an "AttributeName" or an element of "NonKeyAttributes", anywhere in the request. */
+static bool nul_name_in(const jd_t *v, const char *key)
+{
+    if (jd_is_string(v))
+        return key && (!strcmp(key, "AttributeName") || !strcmp(key, "NonKeyAttributes")) &&
+               memchr(jd_string_value(v), '\0', jd_string_length(v));
+    for (size_t i = 0; jd_is_array(v) && i < jd_array_size(v); i++)
+        if (nul_name_in(jd_array_get(v, i), key)) return true;
+    const char *k;
+    size_t k_len;
+    jd_t *m;
+    jd_object_keylen_foreach((jd_t *)v, k, k_len, m)
+    {
+        if (!memchr(k, '\0', k_len) && nul_name_in(m, k)) return true;
+    }
+    return false;
+}
+
+kura_status api_check_schema_names(const jd_t *req)
+{
+    if (!nul_name_in(req, NULL)) return KURA_OK;
+    return api_err(KURA_E_INVALID, "One or more parameter values were invalid: kura does not "
+                                   "support NUL in key, projected or Time to Live attribute "
+                                   "names");
+}
+
 bool api_bool(const jd_t *obj, const char *name, bool dflt)
 {
     const jd_t *v = jd_object_get(obj, name);

@@ -413,7 +413,8 @@ static kura_status run_create(api_call *c)
     kura_tag *tags = NULL;
     size_t ntags = 0;
     const jd_t *tag_list = jd_object_get(c->req, "Tags");
-    kura_status s = decode_indexes(jd_object_get(c->req, F_LSI), &lsis);
+    kura_status s = api_check_schema_names(c->req);
+    if (s == KURA_OK) s = decode_indexes(jd_object_get(c->req, F_LSI), &lsis);
     if (s == KURA_OK) s = decode_indexes(jd_object_get(c->req, F_GSI), &gsis);
     if (s == KURA_OK && tag_list) s = api_tags_decode(tag_list, &tags, &ntags);
     if (s != KURA_OK) {
@@ -491,11 +492,25 @@ static kura_status run_describe(api_call *c)
     return put_desc(c, "Table", s, &d);
 }
 
+/* DeleteTable's description has no schema, creation time or indexes: the members of the
+ * API reference's example (TableName, TableStatus, ProvisionedThroughput, TableSizeBytes,
+ * ItemCount) and what current responses add (TableArn, TableId, BillingModeSummary, the
+ * stream, DeletionProtectionEnabled); of the table settings, the encryption and the class
+ * (SSEDescription, TableClassSummary) but not the throughput limits of a table going away. */
 static kura_status run_delete(api_call *c)
 {
+    static const char *const absent[] = {"AttributeDefinitions", "KeySchema",
+                                         "CreationDateTime", "LocalSecondaryIndexes",
+                                         "GlobalSecondaryIndexes", "OnDemandThroughput",
+                                         "WarmThroughput"};
     kura_table_description d;
     kura_status s = kura_delete_table(c->db, api_str(c->req, "TableName"), &d);
-    return put_desc(c, "TableDescription", s, &d);
+    if (s != KURA_OK) return api_engine(s);
+    jd_t *o = desc_json(c->doc, &c->scope, &d);
+    kura_table_description_free(&d);
+    for (size_t i = 0; o && i < sizeof absent / sizeof *absent; i++)
+        jd_object_del(o, absent[i]);
+    return api_out_json(c, "TableDescription", o);
 }
 
 const api_op api_op_describe_table = {"DescribeTable", name_only_schema, run_describe};
@@ -620,6 +635,8 @@ static kura_status run_update(api_call *c)
                        "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, "
                        "GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is "
                        "required");
+    kura_status cs = api_check_schema_names(c->req);
+    if (cs != KURA_OK) return cs;
     api_stream_spec spec;
     api_stream_spec_decode(c->req, &spec);
     kura_status s = check_gsi_updates(ups);

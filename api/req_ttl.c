@@ -31,6 +31,8 @@ static const api_field update_schema[] = {
 static kura_status run_update(api_call *c)
 {
     const jd_t *spec = jd_object_get(c->req, "TimeToLiveSpecification");
+    kura_status cs = api_check_schema_names(c->req);
+    if (cs != KURA_OK) return cs;
     kura_update_time_to_live_req req = {
         .table_name = api_str(c->req, "TableName"),
         .enabled = api_bool(spec, "Enabled", false),

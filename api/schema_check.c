@@ -159,11 +159,12 @@ static void check_enum(const path *at, const jd_t *data, const api_field *f, err
 static void check_map_members(const path *at, const jd_t *data, const api_field *f, errlist *e)
 {
     const char *key;
+    size_t klen;
     const jd_t *val;
     if (f->flags & AF_KEYS_NAME) {
-        jd_object_foreach((jd_t *)data, key, val)
+        jd_object_keylen_foreach((jd_t *)data, key, klen, val)
         {
-            size_t klen = strlen(key), units = api_utf16_len(key, klen);
+            size_t units = api_utf16_len(key, klen);
             if (units < 3 || units > 255 || !name_ok(key, klen))
                 add_error(e, at, data,
                           "Map keys must satisfy constraint: [Member must have length less than "

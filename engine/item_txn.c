@@ -302,6 +302,9 @@ static kura_status evaluate(txn_act *acts, size_t n, bool want_metrics,
         kura_status b = KURA_OK;
         if (x->req->op == KURA_TXN_PUT)
             b = val_copy(&x->neu, x->req->item) == KURA_OK ? KURA_OK : nomem();
+        else if (x->req->op == KURA_TXN_UPDATE && !x->found && x->ex.update &&
+                 !expr_update_creates(x->ex.update))
+            x->writes = false; /* only REMOVE / DELETE: a missing item stays missing */
         else if (x->req->op == KURA_TXN_UPDATE) {
             b = item_update_build(&x->ex, x->req->key, &x->old, x->found, true, &x->neu);
             if (b == KURA_OK)
@@ -459,7 +462,8 @@ static kura_status write_results(const kura_transact_write_req *req, txn_act *ac
             while (tables[first] != tables[i])
                 first++;
             size_t ob = x->found ? val_item_size(&x->old) : 0;
-            size_t nb = x->req->op == KURA_TXN_PUT || x->req->op == KURA_TXN_UPDATE
+            size_t nb = (x->req->op == KURA_TXN_PUT || x->req->op == KURA_TXN_UPDATE) &&
+                                x->neu.type
                             ? val_item_size(&x->neu)
                             : 0;
             units[first] += 2 * capacity_write_units(ob > nb ? ob : nb);

@@ -7,8 +7,11 @@
  * size to update has exceeded the maximum allowed size"; nesting and sets via val_validate)
  * and writes it. expr_apply_update may leave its target half-updated on error, so it works on
  * a value that is not written then: a copy of the old item when ReturnValues needs the old
- * one, else the old item itself (moved, no copy); either way a failed update writes nothing. Without an UpdateExpression an existing
- * item is left as it is and a missing one is created with its key only.
+ * one, else the old item itself (moved, no copy); either way a failed update writes
+ * nothing. Without an UpdateExpression an existing item is left as it is and a missing one
+ * is created with its key only. An UpdateExpression that only REMOVEs or DELETEs (from sets)
+ * leaves a missing item missing, as DynamoDB: no write, no stream record, no index change, no
+ * Attributes (ALL_NEW included); the write unit is still consumed.
  *
  * ReturnValues: ALL_OLD and ALL_NEW return the whole item before / after; UPDATED_OLD and
  * UPDATED_NEW only the paths the update named (expr_updated_attributes), before / after. An
@@ -95,7 +98,7 @@ static kura_status update_return(kura_return_values rv, const expr_update *u, ku
             s = expr_updated_attributes(u, old, &out);
         break;
     case KURA_RETURN_UPDATED_NEW:
-        if (u)
+        if (u && neu->type) /* no type: a missing item the update left missing */
             s = expr_updated_attributes(u, neu, &out);
         break;
     default:
@@ -128,19 +131,23 @@ static kura_status update_locked(kura_table *t, const kbuf *key, const kura_upda
         s = kura_err(KURA_E_CONDITION_FAILED, "The conditional request failed");
     if (s == KURA_OK && *found && req->return_consumed_capacity != KURA_CAPACITY_NONE)
         *old_bytes_out = val_item_size(old);
-    if (s == KURA_OK)
+    /* a missing item that only loses attributes stays missing: `neu` stays empty */
+    bool absent = !*found && ex->update && !expr_update_creates(ex->update);
+    if (s == KURA_OK && !absent)
         s = item_update_build(ex, req->key, old, *found, keep_old, neu);
-    if (s == KURA_OK)
+    if (s == KURA_OK && !absent)
         s = table_index_check_item(t, neu);
     /* an existing item without an UpdateExpression is unchanged: nothing to write (its
      * collection is still measured for SIZE: neu equals old, a delta of 0) */
-    bool write = ex->update || !*found;
+    bool write = !absent && (ex->update || !*found);
     bool want = req->return_item_collection_metrics == KURA_METRICS_SIZE;
     coll_ticket tk;
     bool measured = false;
     uint64_t coll_bytes = 0;
-    if (s == KURA_OK) /* keep_old holds for a table with an LSI: `old` is intact */
-        s = table_coll_begin(t, key->data, key->len, *found ? old : NULL, neu, want, &tk);
+    if (s == KURA_OK) /* keep_old holds for a table with an LSI: `old` is intact; an absent
+                       * item is measured as a delete of nothing */
+        s = table_coll_begin(t, key->data, key->len, *found ? old : NULL, absent ? NULL : neu,
+                             want, &tk);
     if (s == KURA_OK) {
         measured = tk.measured;
         coll_bytes = tk.size_after;
@@ -184,11 +191,11 @@ kura_status kura_update_item(kura_db *db, const kura_update_item_req *req,
         goto out;
     }
     if (s == KURA_OK && req->return_consumed_capacity != KURA_CAPACITY_NONE) {
-        size_t new_bytes = val_item_size(&neu);
+        size_t new_bytes = neu.type ? val_item_size(&neu) : 0;
         s = capacity_fill(&res.consumed_capacity, req->return_consumed_capacity, t->name,
                           capacity_write_units(old_bytes > new_bytes ? old_bytes : new_bytes),
                           false);
-        if (s == KURA_OK)
+        if (s == KURA_OK && neu.type)
             s = table_index_charge(t, found ? &old : NULL, &neu,
                                    req->return_consumed_capacity, &res.consumed_capacity);
     }

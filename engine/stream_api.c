@@ -109,7 +109,8 @@ static kura_status ref_by_arn(kura_db *db, const arn_scope *sc, const char *arn,
                                         "'streamArn' failed to satisfy constraint: Member "
                                         "must not be null");
     if (!stream_arn_parse(sc, arn, table, sizeof table, &label_ms))
-        return not_found(arn);
+        return stream_arn_wellformed(arn) ? not_found(arn)
+                                          : kura_err(KURA_E_INVALID, "Invalid StreamArn");
     return ref_acquire(db, sc, table, label_ms, r);
 }
 

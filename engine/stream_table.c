@@ -10,6 +10,7 @@
  */
 #include "engine/stream_table.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,40 @@ bool stream_arn_parse(const arn_scope *sc, const char *arn, char *table, size_t 
     memcpy(table, p.table, p.table_len);
     table[p.table_len] = 0;
     return true;
+}
+
+/* Skips `n` characters of class `ok` at *p (at least min, at most max). */
+static bool arn_part(const char **p, int (*ok)(int), size_t min, size_t max)
+{
+    size_t n = 0;
+    while ((*p)[n] && ok((unsigned char)(*p)[n]) && n <= max)
+        n++;
+    *p += n;
+    return n >= min && n <= max;
+}
+
+static int arn_word(int c) { return isalnum(c) || c == '-'; }
+static int arn_name(int c) { return isalnum(c) || c == '_' || c == '-' || c == '.'; }
+static int arn_digit(int c) { return isdigit(c); }
+
+static bool arn_lit(const char **p, const char *lit)
+{
+    size_t n = strlen(lit);
+    if (strncmp(*p, lit, n) != 0)
+        return false;
+    *p += n;
+    return true;
+}
+
+bool stream_arn_wellformed(const char *arn)
+{
+    uint64_t label;
+    const char *p = arn;
+    return p && arn_lit(&p, "arn:") && arn_part(&p, arn_word, 1, 32) &&
+           arn_lit(&p, ":dynamodb:") && arn_part(&p, arn_word, 1, 64) && arn_lit(&p, ":") &&
+           arn_part(&p, arn_digit, 12, 12) && arn_lit(&p, ":table/") &&
+           arn_part(&p, arn_name, 3, 255) && arn_lit(&p, "/stream/") &&
+           stream_label_parse(p, &label);
 }
 
 static void stream_clear(table_stream *x)

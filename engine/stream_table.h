@@ -54,6 +54,11 @@ const table_stream *table_stream_find(kura_db *db, const kura_table *t, uint64_t
  * one of another region or account than sc's. */
 bool stream_arn_parse(const arn_scope *sc, const char *arn, char *table, size_t cap,
                       uint64_t *label_ms_out);
+/* Whether `arn` has a stream ARN's shape, arn:<partition>:dynamodb:<region>:<12 digits>:
+ * table/<table name>/stream/<label>, whatever its region and account: DynamoDB Streams
+ * answers one that has not with a ValidationException ("Invalid StreamArn"), one that has
+ * but names no stream of this database with ResourceNotFoundException. */
+bool stream_arn_wellformed(const char *arn);
 
 /* Frees the streams of `t` (table_free). */
 void table_streams_free(kura_table *t);

@@ -86,6 +86,55 @@ void table_list_defs(char *out, size_t cap, const kura_attribute_definition *d, 
     NAME_LIST(out, cap, n, d[i].attribute_name);
 }
 
+/* A name's length as DynamoDB's model constraints count it: in UTF-16 code units. */
+static size_t utf16_len(const char *s)
+{
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        n += (*p & 0xC0) != 0x80 ? (*p >= 0xF0 ? 2 : 1) : 0;
+    return n;
+}
+
+/* Appends "Value '<name>' at '<param>.<i>.member.attributeName' failed to satisfy constraint:
+ * Member must have length ..." to `msg` for a name outside 1..255, counting in *count. */
+static void name_length_error(kbuf *msg, const char *name, const char *param, size_t i,
+                              size_t *count)
+{
+    size_t n = utf16_len(name);
+    if (n >= 1 && n <= ATTR_NAME_MAX)
+        return;
+    char head[96];
+    snprintf(head, sizeof head, "%sValue '", *count ? "; " : "");
+    char tail[160];
+    snprintf(tail, sizeof tail,
+             "' at '%s.%zu.member.attributeName' failed to satisfy constraint: Member must "
+             "have length %s than or equal to %d",
+             param, i + 1, n ? "less" : "greater", n ? ATTR_NAME_MAX : 1);
+    kbuf_append(msg, head, strlen(head));
+    kbuf_append(msg, name, strlen(name));
+    kbuf_append(msg, tail, strlen(tail));
+    (*count)++;
+}
+
+kura_status table_check_name_lengths(const kura_attribute_definition *d, size_t nd,
+                                     const kura_key_schema_element *k, size_t nk)
+{
+    kbuf msg = KBUF_INIT;
+    size_t count = 0;
+    for (size_t i = 0; i < nd; i++)
+        if (d[i].attribute_name)
+            name_length_error(&msg, d[i].attribute_name, "attributeDefinitions", i, &count);
+    for (size_t i = 0; i < nk; i++)
+        if (k[i].attribute_name)
+            name_length_error(&msg, k[i].attribute_name, "keySchema", i, &count);
+    kura_status s = KURA_OK;
+    if (count)
+        s = kura_err(KURA_E_INVALID, "%zu validation error%s detected: %.*s", count,
+                     count > 1 ? "s" : "", (int)msg.len, msg.data ? (char *)msg.data : "");
+    kbuf_free(&msg);
+    return s;
+}
+
 kura_status table_check_schema(const kura_create_table_req *r)
 {
     size_t nk = r->key_schema_count, nd = r->attribute_definitions_count;
@@ -100,18 +149,27 @@ kura_status table_check_schema(const kura_create_table_req *r)
                         "failed to satisfy constraint: Member must not be null");
     const kura_key_schema_element *ks = r->key_schema;
     const kura_attribute_definition *ad = r->attribute_definitions;
+    kura_status ls = table_check_name_lengths(r->attribute_definitions, nd, ks, nk);
+    if (ls != KURA_OK)
+        return ls;
     for (size_t i = 0; i < nk; i++) {
         const char *k = ks[i].attribute_name;
-        if (!k || !*k || strlen(k) > ATTR_NAME_MAX)
-            return kura_err(KURA_E_INVALID, "One or more parameter values were invalid: "
-                            "KeySchema attribute names must be 1-255 bytes");
+        if (!k)
+            return kura_err(KURA_E_INVALID,
+                            "1 validation error detected: Value null at "
+                            "'keySchema.%zu.member.attributeName' failed to satisfy "
+                            "constraint: Member must not be null",
+                            i + 1);
     }
     for (size_t i = 0; i < nd; i++) {
         const char *d = ad[i].attribute_name;
         kura_type ty = ad[i].attribute_type;
-        if (!d || !*d || strlen(d) > ATTR_NAME_MAX)
-            return kura_err(KURA_E_INVALID, "One or more parameter values were invalid: "
-                            "AttributeDefinitions attribute names must be 1-255 bytes");
+        if (!d)
+            return kura_err(KURA_E_INVALID,
+                            "1 validation error detected: Value null at "
+                            "'attributeDefinitions.%zu.member.attributeName' failed to satisfy "
+                            "constraint: Member must not be null",
+                            i + 1);
         if (ty != KURA_S && ty != KURA_N && ty != KURA_B)
             return kura_err(KURA_E_INVALID,
                             "1 validation error detected: Value '%s' at "

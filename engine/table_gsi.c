@@ -85,6 +85,9 @@ static kura_status check_create(const kura_table *t, const kura_update_table_req
     kura_status s = KURA_OK;
     if (!defs || !lsi || !gsi || !ks || !nka)
         s = kura_err(KURA_E_NOMEM, "UpdateTable: out of memory");
+    if (s == KURA_OK)
+        s = table_check_name_lengths(req->attribute_definitions,
+                                     req->attribute_definitions_count, NULL, 0);
     for (size_t i = 0; s == KURA_OK && i < nd; i++)
         defs[i] = t->attr_defs[i];
     for (size_t i = 0; s == KURA_OK && i < req->attribute_definitions_count; i++) {

@@ -45,6 +45,13 @@ kura_status table_limit_check(uint32_t *limit, uint32_t max);
 kura_status table_name_check(const char *name, const char *param);
 /* table_check.c: CreateTable's key schema / attribute definitions and billing checks. */
 kura_status table_check_schema(const kura_create_table_req *r);
+/* The model's 1..255 (in UTF-16 units) on the attribute names of AttributeDefinitions `d` and
+ * KeySchema `k`, every offending member in one message as DynamoDB lists them ("2 validation
+ * errors detected: Value '...' at 'attributeDefinitions.1.member.attributeName' failed to
+ * satisfy constraint: Member must have length less than or equal to 255; Value '...' at
+ * 'keySchema.1.member.attributeName' ..."). CreateTable's and UpdateTable's. */
+kura_status table_check_name_lengths(const kura_attribute_definition *d, size_t nd,
+                                     const kura_key_schema_element *k, size_t nk);
 kura_status table_check_billing(const kura_create_table_req *r);
 /* table_check_index.c: CreateTable's LocalSecondaryIndexes and GlobalSecondaryIndexes, after
  * table_check_schema and table_check_billing passed. A list is "given" when its pointer is

@@ -127,8 +127,9 @@ typedef struct kura_options {
      * 10 000: an item goes within about a minute of its expiry, as DynamoDB promises within
      * days). ttl_change_interval_ms: a second UpdateTimeToLive of a table sooner than this
      * after the last one fails as DynamoDB's does (0 = DynamoDB's one hour). ttl_transition_ms:
-     * how long DescribeTimeToLive shows ENABLING / DISABLING after a change (0 = 1000 ms; the
-     * sweeper deletes from the moment TTL is enabled and stops the moment it is disabled). */
+     * how long DescribeTimeToLive shows DISABLING after TTL is disabled (0 = 1000 ms; enabling
+     * shows ENABLED at once, as DynamoDB; the sweeper deletes from the moment TTL is enabled
+     * and stops the moment it is disabled). */
     uint32_t ttl_sweep_interval_ms;
     /* The share of its time a sweep works (1..100 percent; 0 = the default, 50): after each
      * chunk of deletes it sleeps for the rest, leaving the CPU to foreground work. 100 sweeps

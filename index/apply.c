@@ -112,7 +112,7 @@ static kura_status apply_change(apply_ctx *c)
         rt_index *sh = wants_shadow(c, x);
         for (rt_index *to = x; to && s == KURA_OK; to = to == x ? sh : NULL) {
             c->x = to;
-            s = idx_changes(x->def, &rt->ks, idx_indexable(x->def, ch->old_enc ? &old : NULL),
+            s = idx_changes(x->def, &rt->ks, idx_indexed_before(x->def, ch->old_enc ? &old : NULL),
                             idx_indexable(x->def, ch->new_enc ? &neu : NULL), put_entry, c,
                             NULL);
         }

@@ -105,3 +105,10 @@ const kura_value *idx_indexable(const idx_def *d, const kura_value *item)
         return item;
     return NULL;
 }
+
+const kura_value *idx_indexed_before(const idx_def *d, const kura_value *item)
+{
+    if (!item || idx_check_item_types(d, item) == KURA_OK)
+        return item;
+    return NULL;
+}

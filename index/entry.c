@@ -17,6 +17,12 @@
  * "Type mismatch for Index Key" and answers "Invalid attribute value type" for a set, list,
  * map, BOOL or NULL value. The empty-value message is DynamoDB Local 1.25.1's, checked on a
  * GSI hash key, a GSI with a B hash key and an LSI sort key.
+ *
+ * An index key is held to the sizes of a table's key, with the table's messages
+ * (engine/model/key.c): the HASH attributes' S/B values together at most 2,048 bytes, the
+ * RANGE ones at most 1,024 ("Aggregated size of all range keys"). A write that breaks them is
+ * refused; an existing item that does is left out of an index being backfilled, as DynamoDB's
+ * backfill leaves index key violations out (idx_indexable).
  */
 #include "index/index_int.h"
 
@@ -48,15 +54,38 @@ static const kura_value *idx_item_get(const kura_value *item, const char *name)
 /* DynamoDB checks the key attributes of one index in key-schema order, HASH before RANGE, and
  * each one for its type before its emptiness (DynamoDB Local 1.25.1: an empty HASH value is
  * reported before a RANGE value of the wrong type). */
-kura_status idx_check_item(const idx_def *d, const kura_value *item)
+enum { IDX_HASH_MAX_BYTES = 2048, IDX_RANGE_MAX_BYTES = 1024 };
+
+static kura_status check_item(const idx_def *d, const kura_value *item, bool sizes)
 {
+    size_t bytes[2] = {0, 0}; /* HASH, RANGE */
     for (uint32_t i = 0; i < d->nhash + d->nrange; i++) {
         const idx_key_attr *ka = idx_key_at(d, i);
         const kura_value *v = idx_item_get(item, ka->name);
         kura_status st = v ? idx_check_attr(d, ka, v) : KURA_OK;
         if (st != KURA_OK) return st;
+        if (v && v->type != KURA_N) bytes[i >= d->nhash] += v->u.bytes.len;
     }
+    if (!sizes)
+        return KURA_OK;
+    if (bytes[0] > IDX_HASH_MAX_BYTES)
+        return kura_err(KURA_E_INVALID, "One or more parameter values were invalid: Size of "
+                                        "hashkey has exceeded the maximum size limit of2048 bytes");
+    if (bytes[1] > IDX_RANGE_MAX_BYTES)
+        return kura_err(KURA_E_INVALID, "One or more parameter values were invalid: Aggregated "
+                                        "size of all range keys has exceeded the size limit of "
+                                        "1024 bytes");
     return KURA_OK;
+}
+
+kura_status idx_check_item(const idx_def *d, const kura_value *item)
+{
+    return check_item(d, item, true);
+}
+
+kura_status idx_check_item_types(const idx_def *d, const kura_value *item)
+{
+    return check_item(d, item, false);
 }
 
 /* Appends enc(v) after checking v against the key attribute (a programmer error when the

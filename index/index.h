@@ -110,11 +110,20 @@ bool idx_projects(const idx_def *d, const key_schema *table, const char *name, s
  * several indexes calls this for the LSIs first, each kind in definition order.
  * Absent attributes are fine (the item is not indexed). */
 kura_status idx_check_item(const idx_def *d, const kura_value *item);
+/* idx_check_item without the key sizes (2,048 bytes of HASH values, 1,024 of RANGE values),
+ * which a kura before them did not hold index keys to. */
+kura_status idx_check_item_types(const idx_def *d, const kura_value *item);
 
 /* The item as the index sees it: `item`, or NULL when it has no entry because one of the
  * index's key attributes has another type or is empty (an item written before the index
  * existed: DynamoDB leaves it out of the index). */
 const kura_value *idx_indexable(const idx_def *d, const kura_value *item);
+/* The old image of a change as the appliers delete it: `item`, or NULL when its key
+ * attributes have other types or are empty. Unlike idx_indexable, an item whose index key is
+ * larger than DynamoDB's key sizes still has its entry deleted: a kura before the sizes were
+ * held wrote such entries, and an update or delete of the item must not leave them behind
+ * (for an item that never had one, the delete is a tombstone of nothing). */
+const kura_value *idx_indexed_before(const idx_def *d, const kura_value *item);
 
 /* Appends the entry key of `item` to `out` and sets *present_out; when the item lacks one of
  * the index's key attributes *present_out is false and nothing is appended. The item must

@@ -61,7 +61,8 @@
  *   - a body over 16 MB: 413 RequestEntityTooLarge, the connection closed;
  *   - every error's __type has kura_execute()'s prefix com.amazonaws.dynamodb.v20120810#
  *     (DynamoDB Local's too; DynamoDB uses com.amazon.coral.service# for the protocol and
- *     signature errors; SDKs read only the part after '#');
+ *     signature errors; SDKs read only the part after '#'), except a body that is not JSON:
+ *     {"__type":"com.amazon.coral.service#SerializationException"}, as DynamoDB answers it;
  *   - with --auth the signature is checked before the body is parsed (DynamoDB parses
  *     first), so nothing of an unauthenticated request is interpreted;
  *   - no CORS headers: a web page cannot call the server from a browser.

@@ -150,7 +150,7 @@ static void usage(const char *msg)
             "  --ttl-sweep-duty PCT  the share of its time a sweep works (default 50)\n"
             "  --ttl-change-interval-ms MS  least time between two UpdateTimeToLive of a\n"
             "                        table (default one hour, as DynamoDB)\n"
-            "  --ttl-transition-ms MS  how long ENABLING/DISABLING show (default 1000)\n"
+            "  --ttl-transition-ms MS  how long DISABLING shows (default 1000)\n"
             "  --ttl-clock-offset SECONDS  moves TTL's clock (tests)\n"
             "  --stream-retention-ms MS  how long stream records stay readable (default\n"
             "                        24 hours, as DynamoDB)\n"

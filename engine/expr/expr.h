@@ -177,6 +177,10 @@ kura_status expr_apply_update(const expr_update *u, kura_value *item);
  * attributes: "Cannot update attribute <name>. This attribute is part of the key"). */
 bool expr_update_touches(const expr_update *u, const char *name, size_t name_len);
 
+/* Whether `u` creates a missing item: DynamoDB's UpdateItem creates one only when an action
+ * SETs or ADDs something; REMOVE and DELETE alone on a missing item change nothing. */
+bool expr_update_creates(const expr_update *u);
+
 /* ReturnValues UPDATED_OLD / UPDATED_NEW: a new map (dst empty) holding, from `item`, only
  * the values at the paths the update's actions named, nested as in the item (SET a.b = 1
  * returns {"a": {"M": {"b": ...}}}). Paths missing in `item` are left out. */

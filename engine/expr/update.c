@@ -376,6 +376,13 @@ bool expr_update_touches(const expr_update *u, const char *name, size_t name_len
     return false;
 }
 
+bool expr_update_creates(const expr_update *u)
+{
+    for (uint32_t i = 0; i < u->n; i++)
+        if (u->actions[i].kind == EXPR_SET || u->actions[i].kind == EXPR_ADD) return true;
+    return false;
+}
+
 kura_status expr_updated_attributes(const expr_update *u, const kura_value *item, kura_value *dst)
 {
     /* The return value is the projection of the item on the paths the actions named. */

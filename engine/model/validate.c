@@ -19,6 +19,8 @@
  *   Nesting Levels have exceeded supported limits: Attributes in the item have nested levels
  *     beyond supported limit                                         (an item)
  *   Item size has exceeded the maximum allowed size
+ *   One or more parameter values were invalid: Attribute name is too large, must be less
+ *     than 65536 bytes                   (a name of an item's attribute or a map's member)
  *
  * Nesting, as DynamoDB Local measures it: an item's attributes are depth 1 and the children of
  * a map or list at depth d are at depth d + 1; a map or list may sit at depth 31 at most, so
@@ -40,6 +42,16 @@
 #define VAL_MSG_CAP 480
 
 #define VAL_MSG_INVALID "One or more parameter values were invalid: "
+/* DynamoDB's limit on an attribute name (64 KB; key attributes: 255, table_check.c). */
+#define VAL_NAME_MAX 65535
+
+static kura_status val_check_name(const struct kura_attr *a)
+{
+    if (a->name_len <= VAL_NAME_MAX) return KURA_OK;
+    return kura_err(KURA_E_INVALID, VAL_MSG_INVALID "Attribute name is too large, must be less "
+                                                    "than %u bytes",
+                    VAL_NAME_MAX + 1);
+}
 
 /* A bounded string builder for messages: appends are cut at VAL_MSG_CAP. */
 typedef struct val_msg {
@@ -141,8 +153,10 @@ static kura_status val_check(const kura_value *v, int depth, bool in_item)
                                       "supported limit"
                                     : "");
         if (v->type == KURA_M) {
-            for (uint32_t i = 0; st == KURA_OK && i < v->u.map.n; i++)
-                st = val_check(&v->u.map.a[i].value, depth + 1, in_item);
+            for (uint32_t i = 0; st == KURA_OK && i < v->u.map.n; i++) {
+                st = val_check_name(&v->u.map.a[i]);
+                if (st == KURA_OK) st = val_check(&v->u.map.a[i].value, depth + 1, in_item);
+            }
         } else {
             for (uint32_t i = 0; st == KURA_OK && i < v->u.list.n; i++)
                 st = val_check(&v->u.list.v[i], depth + 1, in_item);
@@ -173,7 +187,8 @@ kura_status val_validate_item(const kura_value *item)
 {
     if (item->type != KURA_M) return kura_err(KURA_E_INVALID, "an item must be a map");
     for (uint32_t i = 0; i < item->u.map.n; i++) {
-        kura_status st = val_check(&item->u.map.a[i].value, 1, true);
+        kura_status st = val_check_name(&item->u.map.a[i]);
+        if (st == KURA_OK) st = val_check(&item->u.map.a[i].value, 1, true);
         if (st != KURA_OK) return st;
     }
     if (val_item_size(item) > VAL_ITEM_MAX)

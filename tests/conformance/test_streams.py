@@ -220,7 +220,7 @@ def test_errors(ddb, streams):
                     ShardIteratorType="TRIM_HORIZON") == \
         ("ResourceNotFoundException", "Shard does not exist")
     assert error_of(streams.get_shard_iterator, StreamArn=arn + "x", ShardId=shard,
-                    ShardIteratorType="LATEST")[0] == "ResourceNotFoundException"
+                    ShardIteratorType="LATEST") == ("ValidationException", "Invalid StreamArn")
     assert error_of(streams.get_shard_iterator, StreamArn=arn, ShardId=shard,
                     ShardIteratorType="AT_SEQUENCE_NUMBER")[0] == "ValidationException"
     assert error_of(streams.get_shard_iterator, StreamArn=arn, ShardId=shard,

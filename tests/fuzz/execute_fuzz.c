@@ -9,7 +9,8 @@
  * keep their operation), the rest is the request body. Whatever the input, kura_execute must
  * not crash, must return a response that is a JSON object, and an error response must carry
  * "__type" (com.amazonaws.dynamodb.v20120810#...) and "message" (or "Message", as DynamoDB's
- * model spells it for TransactionCanceledException and two others), agree with
+ * model spells it for TransactionCanceledException and two others; a body that is not JSON
+ * is answered with com.amazon.coral.service#SerializationException alone), agree with
  * kura_execute_error_type() and with the returned status. An InternalServerError
  * is a finding unless the status is a storage failure (I/O, corruption, no space, read-only,
  * out of memory). Seeds: corpus/execute_fuzz/ (first byte = the operation index).
@@ -111,6 +112,10 @@ static void fz_check_response(const char *op, kura_status s, const char *out, si
     const char *etype = kura_execute_error_type();
     if (s == KURA_OK) {
         if (type || etype) fz_fail("success with an error type", op, out);
+    } else if (type && !strcmp(type, "com.amazon.coral.service#SerializationException")) {
+        /* a body that is not JSON: Coral's error alone, as DynamoDB answers it */
+        if (json_object_size(j) != 1 || !etype || strcmp(etype, "SerializationException") != 0)
+            fz_fail("a not-JSON answer with more than its __type", op, out);
     } else {
         static const char prefix[] = "com.amazonaws.dynamodb.v20120810#";
         if (!type || strncmp(type, prefix, sizeof prefix - 1) != 0 ||

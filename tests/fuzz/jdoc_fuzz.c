@@ -9,7 +9,9 @@
  * by member through jd_object_getn (the hash index of large objects included). One exception:
  * a raw NUL byte is never JSON (not white space, not allowed unescaped in a string), and jdoc
  * must refuse it, but jansson's reader takes a NUL for the end of its buffer and reads on, so
- * it accepts e.g. [1<NUL>]: such inputs are only checked to be refused. Seeds:
+ * it accepts e.g. [1<NUL>]: such inputs are only checked to be refused. A second: jdoc takes a
+ * NUL (escaped) in a member name, as DynamoDB's attribute names may hold one, which jansson
+ * refuses ("NUL byte in object key not supported"): such inputs are not compared. Seeds:
  * corpus/jdoc_fuzz/.
  */
 #include <jansson.h>
@@ -82,6 +84,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     json_error_t jerr;
     json_t *j = json_loadb(json, n, JSON_ALLOW_NUL | (flags ? JSON_DECODE_ANY : 0), &jerr);
+    if (v && !j && strstr(jerr.text, "NUL byte in object key")) {
+        jd_doc_free(d);
+        return 0;
+    }
     if (!v != !j)
         fail(v ? "jdoc accepts what jansson refuses" : "jdoc refuses what jansson accepts", data,
              size);

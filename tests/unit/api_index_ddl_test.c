@@ -3,7 +3,7 @@
  * through kura_execute: the decoding of the JSON members (key types, projections, a GSI's
  * ProvisionedThroughput, empty lists), the schema's constraint messages for them, the index
  * checks' messages arriving as ValidationExceptions, the exact LocalSecondaryIndexes /
- * GlobalSecondaryIndexes members of CreateTable, DescribeTable and DeleteTable responses (the
+ * GlobalSecondaryIndexes members of CreateTable and DescribeTable responses (the
  * shapes and member order of DynamoDB Local 1.25.1 plus NumberOfDecreasesToday).
  */
 #include <jansson.h>
@@ -173,7 +173,8 @@ static void test_describe_json(void **state)
     expect_indexes(out, WANT_INDEXES("idx1", "0", "0", SETTINGS_PPR), MEMBERS_PPR);
     kura_free(out);
     assert_kura_ok(run("DeleteTable", "{\"TableName\":\"idx1\"}", &out));
-    expect_indexes(out, WANT_INDEXES("idx1", "0", "0", SETTINGS_PPR), MEMBERS_PPR);
+    /* DynamoDB's DeleteTable describes no indexes (api_mismatch_test.c) */
+    assert_null(strstr(out, "SecondaryIndexes"));
     kura_free(out);
     free(body);
 

@@ -18,11 +18,16 @@
 #include "api/jdoc.h"
 #include "testutil.h"
 
+/* Set by jansson_canon when jansson refused a text only for a NUL in a member name, which
+ * jdoc takes (DynamoDB's attribute names may hold NUL). */
+static bool jansson_nul_key;
+
 /* jansson's canonical text of json[0..n), or NULL when it refuses it. */
 static char *jansson_canon(const char *json, size_t n, bool any)
 {
     json_error_t err;
     json_t *j = json_loadb(json, n, JSON_ALLOW_NUL | (any ? JSON_DECODE_ANY : 0), &err);
+    jansson_nul_key = !j && strstr(err.text, "NUL byte in object key");
     if (!j) return NULL;
     char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY |
                                 JSON_REAL_PRECISION(15));
@@ -49,6 +54,10 @@ static bool compare(const char *json, size_t n, unsigned flags)
     char err[160];
     jd_t *v = jd_parse(d, json, n, flags, err, sizeof err);
     char *want = jansson_canon(json, n, flags & JD_DECODE_ANY);
+    if (v && !want && jansson_nul_key) { /* the one difference, on purpose */
+        jd_doc_free(d);
+        return true;
+    }
     if (!v != !want)
         fail_msg("%.*s: jdoc %s (%s), jansson %s", (int)n, json, v ? "accepts" : "refuses",
                  v ? "" : err, want ? "accepts" : "refuses");
@@ -83,9 +92,18 @@ static void test_hand_picked(void **state)
         "[\"\\ud800\"]", "[\"\\udc00\"]", "[\"\\ud800x\"]", "[\"\\ud83d|ude00\"]", "[\"\\ud800\\u0041\"]",
         "[\"\xc0\xaf\"]", "[\"\xed\xa0\x80\"]", "[\"\xf4\x90\x80\x80\"]", "[\"\xff\"]",
         "[\"\xe3\x81\"]", "{\"\xc0\xaf\":1}", "[\"\\x\"]", "[\"\\u12\"]", "[01]", "[.5]",
-        "[+1]", "[NaN]", "[1,\v2]", "[1,\f2]", "{\"a\":\v1}", "{\"k\\u0000\":1}", "['a']", "[\"a\nb\"]", "// c\n{}", "1", "\"s\"", "null", "true"};
+        "[+1]", "[NaN]", "[1,\v2]", "[1,\f2]", "{\"a\":\v1}", "['a']", "[\"a\nb\"]", "// c\n{}", "1", "\"s\"", "null", "true"};
     for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
         assert_false(compare(refused[i], strlen(refused[i]), 0));
+    /* a NUL in a member name (jansson refuses it; DynamoDB's names may hold one) */
+    jd_doc *d = jd_doc_new();
+    char err[160];
+    jd_t *v = jd_parse(d, "{\"k\\u0000\":1,\"k\":2}", 19, 0, err, sizeof err);
+    assert_non_null(v);
+    assert_int_equal(jd_object_size(v), 2);
+    assert_int_equal(jd_integer_value(jd_object_getn(v, "k\0", 2)), 1);
+    assert_int_equal(jd_integer_value(jd_object_get(v, "k")), 2);
+    jd_doc_free(d);
     /* scalars at the top with JD_DECODE_ANY */
     assert_true(compare("1", 1, JD_DECODE_ANY));
     assert_true(compare("\"s\\u0000\"", 9, JD_DECODE_ANY));

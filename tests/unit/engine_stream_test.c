@@ -552,7 +552,8 @@ static void test_iterators(void **state)
     char bad_arn[600];
     snprintf(bad_arn, sizeof bad_arn, "%sx", arn);
     assert_int_equal(kura_get_shard_iterator(db, bad_arn, shard, KURA_ITER_LATEST, NULL, &x),
-                     KURA_E_RESOURCE_NOT_FOUND);
+                     KURA_E_INVALID); /* no label: not a stream ARN */
+    assert_string_equal(kura_last_error(), "Invalid StreamArn");
     assert_int_equal(kura_get_shard_iterator(db, arn, shard, KURA_ITER_AT_SEQUENCE_NUMBER, NULL,
                                              &x),
                      KURA_E_INVALID);
