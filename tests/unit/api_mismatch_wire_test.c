@@ -198,6 +198,20 @@ static void test_index_key_sizes(void **state)
                           "\"UpdateExpression\":\"SET x = :x\",\"ExpressionAttributeValues\":{"
                           "\":x\":{\"N\":\"1\"}}}",
             HASH_TOO_LARGE);
+    /* a write that brings its key within the sizes indexes it (the applier deletes the old
+     * image's too-large key, a tombstone of nothing here), and the index matches its table */
+    json_decref(ok("UpdateItem", "{\"TableName\":\"gkb\",\"Key\":{\"pk\":{\"S\":\"big\"}},"
+                                 "\"UpdateExpression\":\"SET h = :h\",\"ExpressionAttributeValues\":"
+                                 "{\":h\":{\"S\":\"b\"}}}"));
+    json_decref(ok("DeleteItem", "{\"TableName\":\"gkb\",\"Key\":{\"pk\":{\"S\":\"small\"}}}"));
+    assert_int_equal(kura_index_wait(db, "gkb", "byh", 60000), KURA_OK);
+    ok_is("Scan", "{\"TableName\":\"gkb\",\"IndexName\":\"byh\",\"ConsistentRead\":false}",
+          "{\"Items\":[{\"h\":{\"S\":\"b\"},\"pk\":{\"S\":\"big\"}}],\"Count\":1,"
+          "\"ScannedCount\":1}");
+    kura_check_summary sum;
+    assert_int_equal(kura_check(db, "gkb", NULL, NULL, &sum), KURA_OK);
+    assert_int_equal(sum.problems, 0);
+    assert_int_equal(sum.indexes, 1);
     free(r1024);
     free(r1025);
 }
