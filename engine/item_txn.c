@@ -302,12 +302,14 @@ static kura_status evaluate(txn_act *acts, size_t n, bool want_metrics,
         kura_status b = KURA_OK;
         if (x->req->op == KURA_TXN_PUT)
             b = val_copy(&x->neu, x->req->item) == KURA_OK ? KURA_OK : nomem();
-        else if (x->req->op == KURA_TXN_UPDATE && !x->found && x->ex.update &&
-                 !expr_update_creates(x->ex.update))
-            x->writes = false; /* only REMOVE / DELETE: a missing item stays missing */
         else if (x->req->op == KURA_TXN_UPDATE) {
             b = item_update_build(&x->ex, x->req->key, &x->old, x->found, true, &x->neu);
-            if (b == KURA_OK)
+            if (b == KURA_OK && !x->found && x->ex.update && !expr_update_creates(x->ex.update)) {
+                /* only REMOVE / DELETE: evaluated (a bad path fails as on an item with only
+                 * its key), but a missing item stays missing */
+                val_clear(&x->neu);
+                x->writes = false;
+            } else if (b == KURA_OK)
                 b = table_index_check_item(x->t, &x->neu);
         }
         if (b == KURA_E_INVALID) { /* this action's item: a reason, not the request */

@@ -133,8 +133,10 @@ static kura_status update_locked(kura_table *t, const kbuf *key, const kura_upda
         *old_bytes_out = val_item_size(old);
     /* a missing item that only loses attributes stays missing: `neu` stays empty */
     bool absent = !*found && ex->update && !expr_update_creates(ex->update);
-    if (s == KURA_OK && !absent)
+    if (s == KURA_OK) /* evaluated even then: a bad path fails as on an item with its key only */
         s = item_update_build(ex, req->key, old, *found, keep_old, neu);
+    if (s == KURA_OK && absent)
+        val_clear(neu);
     if (s == KURA_OK && !absent)
         s = table_index_check_item(t, neu);
     /* an existing item without an UpdateExpression is unchanged: nothing to write (its

@@ -66,6 +66,8 @@ static kura_status check_item(const idx_def *d, const kura_value *item, bool siz
         if (st != KURA_OK) return st;
         if (v && v->type != KURA_N) bytes[i >= d->nhash] += v->u.bytes.len;
     }
+    /* the values present are held to the sizes even when another key attribute is missing
+     * (the item has no entry then), as each one's type is */
     if (!sizes)
         return KURA_OK;
     if (bytes[0] > IDX_HASH_MAX_BYTES)

@@ -38,6 +38,7 @@ Injected bug (Model.bug, for --self-test): "index_not_sparse" - an item has an e
 as it has the HASH attributes (the model forgets that RANGE attributes are required too).
 """
 
+import base64
 import copy
 import zlib
 
@@ -115,6 +116,28 @@ class Index:
             if t != "N" and v[t] == "":
                 raise validation(MSG_INDEX_EMPTY % ("string" if t == "S" else "binary",
                                                     self.name, n))
+        hash_bytes, range_bytes = self.key_bytes(item)
+        if hash_bytes > 2048:
+            raise validation("One or more parameter values were invalid: Size of hashkey has "
+                             "exceeded the maximum size limit of2048 bytes")
+        if range_bytes > 1024:
+            raise validation("One or more parameter values were invalid: Aggregated size of all "
+                             "range keys has exceeded the size limit of 1024 bytes")
+
+    def key_bytes(self, item):
+        """The bytes of the S and B values of the HASH attributes and of the RANGE ones the item
+        has, held to a table key's sizes (2,048 and 1,024) even when another key attribute is
+        missing, as their types are."""
+        def size(attrs):
+            total = 0
+            for n, t in attrs:
+                v = item.get(n, {})
+                if "S" in v:
+                    total += len(v["S"].encode("utf-8"))
+                elif "B" in v:
+                    total += len(base64.b64decode(v["B"]))
+            return total
+        return size(self.hash_attrs), size(self.range_attrs)
 
     # Entries
 
@@ -123,8 +146,9 @@ class Index:
         cannot give it another, but an item written before UpdateTable created the index can
         hold one: DynamoDB's backfill leaves such items out)."""
         needed = self.hash_attrs if self.bug == "index_not_sparse" else self.key_attrs()
+        hash_bytes, range_bytes = self.key_bytes(item)
         return all(n in item and vtype(item[n]) == t and (t == "N" or item[n][t] != "")
-                   for n, t in needed)
+                   for n, t in needed) and hash_bytes <= 2048 and range_bytes <= 1024
 
     def order(self, table, item):
         """The order of an entry within its HASH values: RANGE values, then the table key (a

@@ -424,6 +424,12 @@ def set_members(t, members):
     return [sort_key(t[0], m) for m in members]
 
 
+def only_removes(actions):
+    """Whether an update only removes attributes or deletes from sets: on a missing item it
+    creates nothing (DynamoDB: no item, no Attributes, no stream record)."""
+    return all(a[0] in ("remove", "delete") for a in actions)
+
+
 def apply_update(item, values, actions):
     """Applies the actions to item (a deep copy is modified in place and returned). Every
     right-hand side is evaluated against the item as it was before the update, all of them
@@ -630,6 +636,8 @@ class Model:
         base = old if old is not None else canon_item(req["Key"])
         new = apply_update(base, req.get("ExpressionAttributeValues", {}), actions)
         t.check_indexes(new)
+        if old is None and only_removes(actions):
+            return {}  # the item stays missing
         t.items[k] = new
         rv = req.get("ReturnValues", "NONE")
         paths = [a[1] for a in actions]
@@ -834,6 +842,8 @@ class Model:
                     failed = True
                     continue
             reasons.append({"Code": "None"})
+            if kind == "Update" and old is None and only_removes(m.get("update", [])):
+                new = None  # the item stays missing
             if kind != "ConditionCheck":
                 writes.append((t, k, None if kind == "Delete" else new))
         if failed:

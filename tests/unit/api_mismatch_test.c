@@ -51,7 +51,7 @@ static void test_update_remove_missing_item(void **state)
     json_decref(c);
     static const char *const removes[] = {
         "\"UpdateExpression\":\"REMOVE a\",\"ReturnValues\":\"ALL_NEW\"",
-        "\"UpdateExpression\":\"REMOVE a, b.c\",\"ReturnValues\":\"UPDATED_NEW\"",
+        "\"UpdateExpression\":\"REMOVE a, b\",\"ReturnValues\":\"UPDATED_NEW\"",
         "\"UpdateExpression\":\"DELETE s :s\",\"ExpressionAttributeValues\":{\":s\":{\"SS\":"
         "[\"x\"]}},\"ReturnValues\":\"ALL_NEW\"",
         "\"UpdateExpression\":\"REMOVE a DELETE s :s\",\"ExpressionAttributeValues\":{\":s\":"
@@ -67,6 +67,11 @@ static void test_update_remove_missing_item(void **state)
         ok_is("UpdateItem", body, "{}");
         ok_is("GetItem", "{\"TableName\":\"rmt\",\"Key\":{\"pk\":{\"S\":\"k\"}}}", "{}");
     }
+    /* the actions are still evaluated, on the item as its key alone: a nested path under a
+     * missing attribute fails as on an existing item without it */
+    invalid("UpdateItem", "{\"TableName\":\"rmt\",\"Key\":{\"pk\":{\"S\":\"k\"}},"
+                          "\"UpdateExpression\":\"REMOVE b.c\"}",
+            "The document path provided in the update expression is invalid for update");
     /* in a transaction neither */
     ok_is("TransactWriteItems",
           "{\"TransactItems\":[{\"Update\":{\"TableName\":\"rmt\",\"Key\":{\"pk\":{\"S\":"
