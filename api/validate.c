@@ -1,0 +1,352 @@
+/*
+ * validate.c - This file contains the second request check of api/schema.h: a request walked
+ * against DynamoDB's model of its operation (api/model.h, generated from botocore's
+ * service-2.json), every broken modelled constraint collected into one ValidationException,
+ * then the semantic table-name check DynamoDB makes after the modelled ones.
+ *
+ * The walk (docs/data-model.md, "Request validation"): a structure's members in model order;
+ * for each, "Member must not be null" when it is required and absent or null, else the
+ * constraints of its shape in the order pattern, enum, length, range, then what is below it:
+ * list elements at "<path>.<n>.member" (from 1), map entries at "<path>.<key>.member" after the
+ * map's own "Map keys must satisfy constraint: [...]" and "Map value must satisfy constraint:
+ * [...]" (which name the whole map, and list all of the key's or value's constraints). A null
+ * list element or map value whose shape is a structure, list or map is "Member must not be
+ * null". Values whose JSON type is not their shape's are left alone (pass 1 refused them for
+ * the operations kura implements). Only shapes with a constraint somewhere below them are
+ * walked (MS_CHECKED), so attribute values cost nothing. At most 10 violations are reported.
+ *
+ * Table names: the model types most TableName members as TableArn (1..1024 characters: an
+ * ARN is accepted there). A value that does not start with "arn:" must also be a table name,
+ * 3..255 characters of [a-zA-Z0-9_.-]+: that check comes after the modelled ones (only when
+ * they all pass) and is worded as they are. Thread safety: the compiled patterns are made once
+ * (pthread_once) and only read after.
+ */
+#include <pthread.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_int.h"
+#include "api/model.h"
+#include "api/schema.h"
+#include "api/validate_int.h"
+
+#define MAX_PATTERNS 32
+
+const model_op *model_find_op(const char *name)
+{
+    unsigned lo = 0, hi = model_op_count;
+    while (name && lo < hi) {
+        unsigned mid = (lo + hi) / 2;
+        int c = strcmp(name, model_ops[mid].name);
+        if (c == 0) return &model_ops[mid];
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return NULL;
+}
+
+/* ---- Patterns ------------------------------------------------------------------------------ */
+
+static regex_t patterns[MAX_PATTERNS];
+static bool pattern_compiled[MAX_PATTERNS];
+static pthread_once_t patterns_once = PTHREAD_ONCE_INIT;
+
+static void compile_patterns(void)
+{
+    for (unsigned i = 1; i < model_pattern_count && i < MAX_PATTERNS; i++)
+        pattern_compiled[i] =
+            regcomp(&patterns[i], model_pattern_eres[i], REG_EXTENDED | REG_NOSUB) == 0;
+}
+
+bool val_pattern_ok(unsigned p, const char *s, size_t n)
+{
+    pthread_once(&patterns_once, compile_patterns);
+    if (p >= MAX_PATTERNS || !pattern_compiled[p]) return false; /* api_validate_test: never */
+    regmatch_t range = {.rm_so = 0, .rm_eo = (regoff_t)n};
+    return regexec(&patterns[p], s, 1, &range, REG_STARTEND) == 0;
+}
+
+/* ---- Constraints of one value -------------------------------------------------------------- */
+
+static size_t value_len(const jd_t *v)
+{
+    if (jd_is_string(v)) return api_utf16_len(jd_string_value(v), jd_string_length(v));
+    return jd_is_array(v) ? jd_array_size(v) : jd_object_size(v);
+}
+
+static bool fits(const model_shape *sh, const jd_t *v)
+{
+    switch (sh->type) {
+    case MT_STRING:
+        return jd_is_string(v);
+    case MT_INTEGER:
+    case MT_LONG:
+        return jd_is_number(v);
+    case MT_LIST:
+        return jd_is_array(v);
+    case MT_MAP:
+    case MT_STRUCT:
+        return jd_is_object(v);
+    default:
+        return false;
+    }
+}
+
+static bool is_container(const model_shape *sh)
+{
+    return sh->type == MT_STRUCT || sh->type == MT_LIST || sh->type == MT_MAP;
+}
+
+/* The enum message of shape sh: "Member must satisfy enum value set: [A, B]". */
+static bool enum_msg(kbuf *b, const model_shape *sh)
+{
+    bool ok = kbuf_append(b, "Member must satisfy enum value set: [", 37);
+    for (unsigned i = 0; ok && i < sh->enum_count; i++) {
+        const char *e = model_enums[sh->enum_first + i];
+        ok = (!i || kbuf_append(b, ", ", 2)) && kbuf_append(b, e, strlen(e));
+    }
+    return ok && kbuf_put_u8(b, ']');
+}
+
+static bool enum_ok(const model_shape *sh, const char *s)
+{
+    for (unsigned i = 0; i < sh->enum_count; i++)
+        if (strcmp(model_enums[sh->enum_first + i], s) == 0) return true;
+    return false;
+}
+
+/* Reports each constraint of shape sid that v (which fits it) breaks. */
+static void own_checks(val_walk *w, const val_path *at, const jd_t *v, unsigned sid)
+{
+    const model_shape *sh = &model_shapes[sid];
+    char msg[96];
+    if (sh->pattern && !val_pattern_ok(sh->pattern, jd_string_value(v), jd_string_length(v))) {
+        snprintf(msg, sizeof msg, "%s", "Member must satisfy regular expression pattern: ");
+        val_error(w, &w->model, at, v, sid, msg, model_patterns[sh->pattern]);
+    }
+    if (sh->enum_count && !enum_ok(sh, jd_string_value(v))) {
+        kbuf b = KBUF_INIT;
+        if (enum_msg(&b, sh) && kbuf_put_u8(&b, '\0'))
+            val_error(w, &w->model, at, v, sid, (const char *)b.data, "");
+        else
+            w->nomem = true;
+        kbuf_free(&b);
+    }
+    bool number = sh->type == MT_INTEGER || sh->type == MT_LONG;
+    double num = number ? (jd_is_integer(v) ? (double)jd_integer_value(v) : jd_real_value(v)) : 0;
+    size_t len = number ? 0 : value_len(v);
+    if ((sh->flags & MS_MIN) && (number ? num < (double)sh->min : len < (size_t)sh->min)) {
+        snprintf(msg, sizeof msg, "Member must have %s greater than or equal to %lld",
+                 number ? "value" : "length", (long long)sh->min);
+        val_error(w, &w->model, at, v, sid, msg, "");
+    }
+    if ((sh->flags & MS_MAX) && (number ? num > (double)sh->max : len > (size_t)sh->max)) {
+        snprintf(msg, sizeof msg, "Member must have %s less than or equal to %lld",
+                 number ? "value" : "length", (long long)sh->max);
+        val_error(w, &w->model, at, v, sid, msg, "");
+    }
+}
+
+/* Whether the string s[0..n) breaks a constraint of shape sid (a map's key shape). */
+static bool string_breaks(unsigned sid, const char *s, size_t n)
+{
+    const model_shape *sh = &model_shapes[sid];
+    size_t len = api_utf16_len(s, n);
+    return (sh->pattern && !val_pattern_ok(sh->pattern, s, n)) ||
+           (sh->enum_count && !enum_ok(sh, s)) || ((sh->flags & MS_MIN) && len < (size_t)sh->min) ||
+           ((sh->flags & MS_MAX) && len > (size_t)sh->max);
+}
+
+/* Every constraint of shape sid, as a map's key or value check lists them:
+ * "[Member must have length less than or equal to 25, Member must have length greater than or
+ * equal to 1]". */
+static bool constraint_list(kbuf *b, unsigned sid)
+{
+    const model_shape *sh = &model_shapes[sid];
+    char part[96];
+    bool first = true, ok = kbuf_put_u8(b, '[');
+    if (ok && (sh->flags & MS_MAX)) {
+        snprintf(part, sizeof part, "Member must have length less than or equal to %lld",
+                 (long long)sh->max);
+        ok = kbuf_append(b, part, strlen(part));
+        first = false;
+    }
+    if (ok && (sh->flags & MS_MIN)) {
+        snprintf(part, sizeof part, "%sMember must have length greater than or equal to %lld",
+                 first ? "" : ", ", (long long)sh->min);
+        ok = kbuf_append(b, part, strlen(part));
+        first = false;
+    }
+    if (ok && sh->pattern) {
+        const char *p = model_patterns[sh->pattern];
+        snprintf(part, sizeof part, "%sMember must satisfy regular expression pattern: ",
+                 first ? "" : ", ");
+        ok = kbuf_append(b, part, strlen(part)) && kbuf_append(b, p, strlen(p));
+        first = false;
+    }
+    if (ok && sh->enum_count) ok = (first || kbuf_append(b, ", ", 2)) && enum_msg(b, sh);
+    return ok && kbuf_append(b, "]", 2); /* with the NUL */
+}
+
+/* ---- Table names --------------------------------------------------------------------------- */
+
+static bool name_chars_ok(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == '-'))
+            return false;
+    }
+    return n > 0;
+}
+
+static bool is_arn(const char *s, size_t n)
+{
+    return n >= 4 && memcmp(s, "arn:", 4) == 0;
+}
+
+/* The semantic check of a table name given where the model accepts a name or an ARN. */
+static void name_checks(val_walk *w, const val_path *at, const jd_t *v, unsigned sid)
+{
+    const char *s = jd_string_value(v);
+    size_t n = jd_string_length(v), len = api_utf16_len(s, n);
+    if (is_arn(s, n)) return;
+    if (!name_chars_ok(s, n))
+        val_error(w, &w->names, at, v, sid, API_MSG_NAME_PATTERN, "");
+    if (len < 3)
+        val_error(w, &w->names, at, v, sid, "Member must have length greater than or equal to 3",
+                  "");
+    if (len > 255)
+        val_error(w, &w->names, at, v, sid, "Member must have length less than or equal to 255",
+                  "");
+}
+
+#define MSG_NAME_KEYS                                                                              \
+    "Map keys must satisfy constraint: [Member must have length less than or equal to 255, "       \
+    "Member must have length greater than or equal to 3, " API_MSG_NAME_PATTERN "]"
+
+/* ---- The walk ------------------------------------------------------------------------------ */
+
+static void walk_value(val_walk *w, const val_path *at, const jd_t *v, unsigned sid, bool own);
+
+static void walk_struct(val_walk *w, const val_path *parent, const jd_t *obj, unsigned sid)
+{
+    const model_shape *sh = &model_shapes[sid];
+    for (unsigned i = 0; i < sh->b && w->model.n < VAL_MAX_ERRORS; i++) {
+        const model_member *m = &model_members[sh->a + i];
+        if (!(m->flags & (MM_REQUIRED | MM_CHECKED))) continue;
+        const jd_t *v = jd_object_get(obj, m->name);
+        val_path at = {parent, m->name, NULL, 0};
+        if (!v || jd_is_null(v)) {
+            if (m->flags & MM_REQUIRED)
+                val_error(w, &w->model, &at, NULL, m->shape, "Member must not be null", "");
+            continue;
+        }
+        if (m->flags & MM_CHECKED) walk_value(w, &at, v, m->shape, true);
+    }
+}
+
+/* A list element or map value at `at`. */
+static void walk_element(val_walk *w, const val_path *at, const jd_t *v, unsigned sid, bool own)
+{
+    if (!v || jd_is_null(v)) {
+        if (is_container(&model_shapes[sid]))
+            val_error(w, &w->model, at, NULL, sid, "Member must not be null", "");
+        return;
+    }
+    walk_value(w, at, v, sid, own);
+}
+
+static void map_entry_checks(val_walk *w, const val_path *at, const jd_t *map, unsigned sid)
+{
+    const model_shape *sh = &model_shapes[sid];
+    const model_shape *ks = &model_shapes[sh->a], *vs = &model_shapes[sh->b];
+    const char *key;
+    size_t key_len;
+    const jd_t *val;
+    bool key_checks = ks->pattern || ks->enum_count || (ks->flags & (MS_MIN | MS_MAX));
+    bool name_keys = ks->flags & MS_TABLE_NAME;
+    bool value_checks = vs->pattern || vs->enum_count || (vs->flags & (MS_MIN | MS_MAX));
+    kbuf list = KBUF_INIT;
+    jd_object_keylen_foreach((jd_t *)map, key, key_len, val)
+    {
+        if (key_checks && string_breaks(sh->a, key, key_len)) {
+            if (!list.len && !constraint_list(&list, sh->a)) w->nomem = true;
+            if (list.len)
+                val_error(w, &w->model, at, map, sid, "Map keys must satisfy constraint: ",
+                          (const char *)list.data);
+        }
+        size_t units = api_utf16_len(key, key_len);
+        if (name_keys && !is_arn(key, key_len) &&
+            (!name_chars_ok(key, key_len) || units < 3 || units > 255))
+            val_error(w, &w->names, at, map, sid, MSG_NAME_KEYS, "");
+    }
+    kbuf_clear(&list);
+    if (value_checks) {
+        jd_object_keylen_foreach((jd_t *)map, key, key_len, val)
+        {
+            val_walk probe = {.quiet = true};
+            val_path none = {NULL, "", NULL, 0};
+            if (!val || !fits(vs, val)) continue;
+            own_checks(&probe, &none, val, sh->b);
+            if (!probe.model.n) continue;
+            if (!list.len && !constraint_list(&list, sh->b)) w->nomem = true;
+            if (list.len)
+                val_error(w, &w->model, at, map, sid, "Map value must satisfy constraint: ",
+                          (const char *)list.data);
+        }
+    }
+    kbuf_free(&list);
+}
+
+static void walk_children(val_walk *w, const val_path *at, const jd_t *v, unsigned sid)
+{
+    const model_shape *sh = &model_shapes[sid];
+    if (sh->type == MT_STRUCT) {
+        walk_struct(w, at, v, sid);
+    } else if (sh->type == MT_LIST) {
+        if (!(model_shapes[sh->a].flags & MS_CHECKED)) return;
+        for (size_t i = 0; i < jd_array_size(v) && w->model.n < VAL_MAX_ERRORS; i++) {
+            val_path pos = {at, NULL, NULL, i + 1}, el = {&pos, "member", NULL, 0};
+            walk_element(w, &el, jd_array_get(v, i), sh->a, true);
+        }
+    } else if (sh->type == MT_MAP) {
+        map_entry_checks(w, at, v, sid);
+        if (!(model_shapes[sh->b].flags & MS_CHECKED)) return;
+        const char *key;
+        const jd_t *val;
+        jd_object_foreach((jd_t *)v, key, val)
+        {
+            if (w->model.n >= VAL_MAX_ERRORS) break;
+            val_path pos = {at, NULL, key, 0}, el = {&pos, "member", NULL, 0};
+            walk_element(w, &el, val, sh->b, false);
+        }
+    }
+}
+
+static void walk_value(val_walk *w, const val_path *at, const jd_t *v, unsigned sid, bool own)
+{
+    const model_shape *sh = &model_shapes[sid];
+    if (w->model.n >= VAL_MAX_ERRORS || !fits(sh, v)) return;
+    if (own) {
+        own_checks(w, at, v, sid);
+        if ((sh->flags & MS_TABLE_NAME) && jd_is_string(v)) name_checks(w, at, v, sid);
+    }
+    walk_children(w, at, v, sid);
+}
+
+kura_status api_check_model(const char *operation, const jd_t *req)
+{
+    const model_op *op = model_find_op(operation);
+    if (!op) return KURA_OK; /* not an operation of DynamoDB's model: nothing modelled */
+    val_walk w = {.quiet = false};
+    walk_value(&w, NULL, req, op->input, true);
+    kura_status s = val_report(&w, w.model.n ? &w.model : &w.names);
+    val_walk_free(&w);
+    return s;
+}
