@@ -13,12 +13,17 @@
  * list element or map value whose shape is a structure, list or map is "Member must not be
  * null". Values whose JSON type is not their shape's are left alone (pass 1 refused them for
  * the operations kura implements). Only shapes with a constraint somewhere below them are
- * walked (MS_CHECKED), so attribute values cost nothing. At most 10 violations are reported.
+ * walked (MS_CHECKED): of an attribute value only the M and L members are looked at (an
+ * attribute name is at most 65,535 characters long). At most 10 violations are reported, and
+ * the walk goes at most VLD_MAX_DEPTH levels down (deeper attribute values are refused later
+ * as nested too deeply; the bound keeps the walk off the end of a serving thread's stack).
  *
  * Table names: the model types most TableName members as TableArn (1..1024 characters: an
  * ARN is accepted there). A value that does not start with "arn:" must also be a table name,
  * 3..255 characters of [a-zA-Z0-9_.-]+: that check comes after the modelled ones (only when
- * they all pass) and is worded as they are. Thread safety: the compiled patterns are made once
+ * they all pass) and is worded as they are; so is CreateTable's need of AttributeDefinitions
+ * and KeySchema (the model requires neither). kura's own request members (KuraPartitions)
+ * are checked with the model's. Thread safety: the compiled patterns are made once
  * (pthread_once) and only read after.
  */
 #include <pthread.h>
@@ -62,7 +67,7 @@ static void compile_patterns(void)
             regcomp(&patterns[i], model_pattern_eres[i], REG_EXTENDED | REG_NOSUB) == 0;
 }
 
-bool val_pattern_ok(unsigned p, const char *s, size_t n)
+bool vld_pattern_ok(unsigned p, const char *s, size_t n)
 {
     pthread_once(&patterns_once, compile_patterns);
     if (p >= MAX_PATTERNS || !pattern_compiled[p]) return false; /* api_validate_test: never */
@@ -120,18 +125,18 @@ static bool enum_ok(const model_shape *sh, const char *s)
 }
 
 /* Reports each constraint of shape sid that v (which fits it) breaks. */
-static void own_checks(val_walk *w, const val_path *at, const jd_t *v, unsigned sid)
+static void own_checks(vld_walk *w, const vld_path *at, const jd_t *v, unsigned sid)
 {
     const model_shape *sh = &model_shapes[sid];
     char msg[96];
-    if (sh->pattern && !val_pattern_ok(sh->pattern, jd_string_value(v), jd_string_length(v))) {
+    if (sh->pattern && !vld_pattern_ok(sh->pattern, jd_string_value(v), jd_string_length(v))) {
         snprintf(msg, sizeof msg, "%s", "Member must satisfy regular expression pattern: ");
-        val_error(w, &w->model, at, v, sid, msg, model_patterns[sh->pattern]);
+        vld_error(w, &w->model, at, v, sid, msg, model_patterns[sh->pattern]);
     }
     if (sh->enum_count && !enum_ok(sh, jd_string_value(v))) {
         kbuf b = KBUF_INIT;
         if (enum_msg(&b, sh) && kbuf_put_u8(&b, '\0'))
-            val_error(w, &w->model, at, v, sid, (const char *)b.data, "");
+            vld_error(w, &w->model, at, v, sid, (const char *)b.data, "");
         else
             w->nomem = true;
         kbuf_free(&b);
@@ -142,12 +147,12 @@ static void own_checks(val_walk *w, const val_path *at, const jd_t *v, unsigned 
     if ((sh->flags & MS_MIN) && (number ? num < (double)sh->min : len < (size_t)sh->min)) {
         snprintf(msg, sizeof msg, "Member must have %s greater than or equal to %lld",
                  number ? "value" : "length", (long long)sh->min);
-        val_error(w, &w->model, at, v, sid, msg, "");
+        vld_error(w, &w->model, at, v, sid, msg, "");
     }
     if ((sh->flags & MS_MAX) && (number ? num > (double)sh->max : len > (size_t)sh->max)) {
         snprintf(msg, sizeof msg, "Member must have %s less than or equal to %lld",
                  number ? "value" : "length", (long long)sh->max);
-        val_error(w, &w->model, at, v, sid, msg, "");
+        vld_error(w, &w->model, at, v, sid, msg, "");
     }
 }
 
@@ -156,7 +161,7 @@ static bool string_breaks(unsigned sid, const char *s, size_t n)
 {
     const model_shape *sh = &model_shapes[sid];
     size_t len = api_utf16_len(s, n);
-    return (sh->pattern && !val_pattern_ok(sh->pattern, s, n)) ||
+    return (sh->pattern && !vld_pattern_ok(sh->pattern, s, n)) ||
            (sh->enum_count && !enum_ok(sh, s)) || ((sh->flags & MS_MIN) && len < (size_t)sh->min) ||
            ((sh->flags & MS_MAX) && len > (size_t)sh->max);
 }
@@ -211,18 +216,18 @@ static bool is_arn(const char *s, size_t n)
 }
 
 /* The semantic check of a table name given where the model accepts a name or an ARN. */
-static void name_checks(val_walk *w, const val_path *at, const jd_t *v, unsigned sid)
+static void name_checks(vld_walk *w, const vld_path *at, const jd_t *v, unsigned sid)
 {
     const char *s = jd_string_value(v);
     size_t n = jd_string_length(v), len = api_utf16_len(s, n);
     if (is_arn(s, n)) return;
     if (!name_chars_ok(s, n))
-        val_error(w, &w->names, at, v, sid, API_MSG_NAME_PATTERN, "");
+        vld_error(w, &w->names, at, v, sid, API_MSG_NAME_PATTERN, "");
     if (len < 3)
-        val_error(w, &w->names, at, v, sid, "Member must have length greater than or equal to 3",
+        vld_error(w, &w->names, at, v, sid, "Member must have length greater than or equal to 3",
                   "");
     if (len > 255)
-        val_error(w, &w->names, at, v, sid, "Member must have length less than or equal to 255",
+        vld_error(w, &w->names, at, v, sid, "Member must have length less than or equal to 255",
                   "");
 }
 
@@ -232,19 +237,19 @@ static void name_checks(val_walk *w, const val_path *at, const jd_t *v, unsigned
 
 /* ---- The walk ------------------------------------------------------------------------------ */
 
-static void walk_value(val_walk *w, const val_path *at, const jd_t *v, unsigned sid, bool own);
+static void walk_value(vld_walk *w, const vld_path *at, const jd_t *v, unsigned sid, bool own);
 
-static void walk_struct(val_walk *w, const val_path *parent, const jd_t *obj, unsigned sid)
+static void walk_struct(vld_walk *w, const vld_path *parent, const jd_t *obj, unsigned sid)
 {
     const model_shape *sh = &model_shapes[sid];
-    for (unsigned i = 0; i < sh->b && w->model.n < VAL_MAX_ERRORS; i++) {
+    for (unsigned i = 0; i < sh->b && w->model.n < VLD_MAX_ERRORS; i++) {
         const model_member *m = &model_members[sh->a + i];
         if (!(m->flags & (MM_REQUIRED | MM_CHECKED))) continue;
         const jd_t *v = jd_object_get(obj, m->name);
-        val_path at = {parent, m->name, NULL, 0};
+        vld_path at = {parent, m->name, NULL, 0};
         if (!v || jd_is_null(v)) {
             if (m->flags & MM_REQUIRED)
-                val_error(w, &w->model, &at, NULL, m->shape, "Member must not be null", "");
+                vld_error(w, &w->model, &at, NULL, m->shape, "Member must not be null", "");
             continue;
         }
         if (m->flags & MM_CHECKED) walk_value(w, &at, v, m->shape, true);
@@ -252,17 +257,17 @@ static void walk_struct(val_walk *w, const val_path *parent, const jd_t *obj, un
 }
 
 /* A list element or map value at `at`. */
-static void walk_element(val_walk *w, const val_path *at, const jd_t *v, unsigned sid, bool own)
+static void walk_element(vld_walk *w, const vld_path *at, const jd_t *v, unsigned sid, bool own)
 {
     if (!v || jd_is_null(v)) {
         if (is_container(&model_shapes[sid]))
-            val_error(w, &w->model, at, NULL, sid, "Member must not be null", "");
+            vld_error(w, &w->model, at, NULL, sid, "Member must not be null", "");
         return;
     }
     walk_value(w, at, v, sid, own);
 }
 
-static void map_entry_checks(val_walk *w, const val_path *at, const jd_t *map, unsigned sid)
+static void map_entry_checks(vld_walk *w, const vld_path *at, const jd_t *map, unsigned sid)
 {
     const model_shape *sh = &model_shapes[sid];
     const model_shape *ks = &model_shapes[sh->a], *vs = &model_shapes[sh->b];
@@ -278,41 +283,41 @@ static void map_entry_checks(val_walk *w, const val_path *at, const jd_t *map, u
         if (key_checks && string_breaks(sh->a, key, key_len)) {
             if (!list.len && !constraint_list(&list, sh->a)) w->nomem = true;
             if (list.len)
-                val_error(w, &w->model, at, map, sid, "Map keys must satisfy constraint: ",
+                vld_error(w, &w->model, at, map, sid, "Map keys must satisfy constraint: ",
                           (const char *)list.data);
         }
         size_t units = api_utf16_len(key, key_len);
         if (name_keys && !is_arn(key, key_len) &&
             (!name_chars_ok(key, key_len) || units < 3 || units > 255))
-            val_error(w, &w->names, at, map, sid, MSG_NAME_KEYS, "");
+            vld_error(w, &w->names, at, map, sid, MSG_NAME_KEYS, "");
     }
     kbuf_clear(&list);
     if (value_checks) {
         jd_object_keylen_foreach((jd_t *)map, key, key_len, val)
         {
-            val_walk probe = {.quiet = true};
-            val_path none = {NULL, "", NULL, 0};
+            vld_walk probe = {.quiet = true};
+            vld_path none = {NULL, "", NULL, 0};
             if (!val || !fits(vs, val)) continue;
             own_checks(&probe, &none, val, sh->b);
             if (!probe.model.n) continue;
             if (!list.len && !constraint_list(&list, sh->b)) w->nomem = true;
             if (list.len)
-                val_error(w, &w->model, at, map, sid, "Map value must satisfy constraint: ",
+                vld_error(w, &w->model, at, map, sid, "Map value must satisfy constraint: ",
                           (const char *)list.data);
         }
     }
     kbuf_free(&list);
 }
 
-static void walk_children(val_walk *w, const val_path *at, const jd_t *v, unsigned sid)
+static void walk_children(vld_walk *w, const vld_path *at, const jd_t *v, unsigned sid)
 {
     const model_shape *sh = &model_shapes[sid];
     if (sh->type == MT_STRUCT) {
         walk_struct(w, at, v, sid);
     } else if (sh->type == MT_LIST) {
         if (!(model_shapes[sh->a].flags & MS_CHECKED)) return;
-        for (size_t i = 0; i < jd_array_size(v) && w->model.n < VAL_MAX_ERRORS; i++) {
-            val_path pos = {at, NULL, NULL, i + 1}, el = {&pos, "member", NULL, 0};
+        for (size_t i = 0; i < jd_array_size(v) && w->model.n < VLD_MAX_ERRORS; i++) {
+            vld_path pos = {at, NULL, NULL, i + 1}, el = {&pos, "member", NULL, 0};
             walk_element(w, &el, jd_array_get(v, i), sh->a, true);
         }
     } else if (sh->type == MT_MAP) {
@@ -322,31 +327,81 @@ static void walk_children(val_walk *w, const val_path *at, const jd_t *v, unsign
         const jd_t *val;
         jd_object_foreach((jd_t *)v, key, val)
         {
-            if (w->model.n >= VAL_MAX_ERRORS) break;
-            val_path pos = {at, NULL, key, 0}, el = {&pos, "member", NULL, 0};
+            if (w->model.n >= VLD_MAX_ERRORS) break;
+            vld_path pos = {at, NULL, key, 0}, el = {&pos, "member", NULL, 0};
             walk_element(w, &el, val, sh->b, false);
         }
     }
 }
 
-static void walk_value(val_walk *w, const val_path *at, const jd_t *v, unsigned sid, bool own)
+static void walk_value(vld_walk *w, const vld_path *at, const jd_t *v, unsigned sid, bool own)
 {
     const model_shape *sh = &model_shapes[sid];
-    if (w->model.n >= VAL_MAX_ERRORS || !fits(sh, v)) return;
+    if (w->model.n >= VLD_MAX_ERRORS || !fits(sh, v)) return;
     if (own) {
         own_checks(w, at, v, sid);
         if ((sh->flags & MS_TABLE_NAME) && jd_is_string(v)) name_checks(w, at, v, sid);
     }
+    if (w->depth >= VLD_MAX_DEPTH) return; /* refused later as too deeply nested */
+    w->depth++;
     walk_children(w, at, v, sid);
+    w->depth--;
+}
+
+/* ---- kura's own members and semantic checks ------------------------------------------------ */
+
+/* Members kura adds to an operation (not in DynamoDB's model), checked after the model's as if
+ * the model ended with them. */
+static const struct {
+    const char *op, *member;
+    int64_t min, max;
+} extensions[] = {
+    {"CreateTable", "KuraPartitions", 1, 256}, /* the table's hash partitions (req_tables.c) */
+};
+
+static void extension_checks(vld_walk *w, const char *operation, const jd_t *req)
+{
+    char msg[96];
+    for (size_t i = 0; i < sizeof extensions / sizeof extensions[0]; i++) {
+        const jd_t *v = strcmp(extensions[i].op, operation) == 0
+                            ? jd_object_get(req, extensions[i].member)
+                            : NULL;
+        if (!jd_is_number(v)) continue;
+        double num = jd_is_integer(v) ? (double)jd_integer_value(v) : jd_real_value(v);
+        vld_path at = {NULL, extensions[i].member, NULL, 0};
+        bool low = num < (double)extensions[i].min;
+        if (!low && num <= (double)extensions[i].max) continue;
+        snprintf(msg, sizeof msg, "Member must have value %s than or equal to %lld",
+                 low ? "greater" : "less",
+                 (long long)(low ? extensions[i].min : extensions[i].max));
+        vld_error(w, &w->model, &at, v, 0, msg, "");
+    }
+}
+
+/* CreateTable: the model requires only TableName (a replica table may be made from
+ * GlobalTableSourceArn); any other table needs AttributeDefinitions and KeySchema, checked
+ * after the modelled constraints and worded as they are. */
+static void create_table_checks(vld_walk *w, const jd_t *req)
+{
+    static const char *const members[] = {"AttributeDefinitions", "KeySchema"};
+    if (jd_object_get(req, "GlobalTableSourceArn")) return;
+    for (size_t i = 0; i < 2; i++) {
+        const jd_t *v = jd_object_get(req, members[i]);
+        vld_path at = {NULL, members[i], NULL, 0};
+        if (!v || jd_is_null(v))
+            vld_error(w, &w->names, &at, NULL, 0, "Member must not be null", "");
+    }
 }
 
 kura_status api_check_model(const char *operation, const jd_t *req)
 {
     const model_op *op = model_find_op(operation);
     if (!op) return KURA_OK; /* not an operation of DynamoDB's model: nothing modelled */
-    val_walk w = {.quiet = false};
+    vld_walk w = {.quiet = false};
     walk_value(&w, NULL, req, op->input, true);
-    kura_status s = val_report(&w, w.model.n ? &w.model : &w.names);
-    val_walk_free(&w);
+    extension_checks(&w, operation, req);
+    if (strcmp(operation, "CreateTable") == 0) create_table_checks(&w, req);
+    kura_status s = vld_report(&w, w.model.n ? &w.model : &w.names);
+    vld_walk_free(&w);
     return s;
 }

@@ -8,7 +8,8 @@
  * Object.toString prints DynamoDB's model classes, "com.amazonaws.dynamodb.v20120810.
  * WriteRequest@<hash>". DynamoDB's hash is an identity hash code (random per request); kura's
  * is FNV-1a of the structure's compact JSON, so the same request gets the same message. A
- * missing or null member is "Value null at '...'" (no quotes).
+ * missing or null member is "Value null at '...'" (no quotes). Values nested more than
+ * VLD_MAX_DEPTH levels are cut short with "..." (such a value is refused anyway).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +21,7 @@
 
 #define JAVA_PREFIX "com.amazonaws.dynamodb.v20120810."
 
-static bool render_path(const val_path *p, kbuf *b)
+static bool render_path(const vld_path *p, kbuf *b)
 {
     if (p->parent && (!render_path(p->parent, b) || !kbuf_put_u8(b, '.'))) return false;
     if (p->member) {
@@ -42,7 +43,7 @@ static uint32_t fnv1a(const uint8_t *p, size_t n)
     return h;
 }
 
-static bool render_value(kbuf *b, const jd_t *v, unsigned sid);
+static bool render_value(kbuf *b, const jd_t *v, unsigned sid, int depth);
 
 static bool render_struct(kbuf *b, const jd_t *v, unsigned sid)
 {
@@ -56,10 +57,11 @@ static bool render_struct(kbuf *b, const jd_t *v, unsigned sid)
            kbuf_append(b, name, strlen(name)) && kbuf_append(b, hash, strlen(hash));
 }
 
-static bool render_value(kbuf *b, const jd_t *v, unsigned sid)
+static bool render_value(kbuf *b, const jd_t *v, unsigned sid, int depth)
 {
     const model_shape *sh = &model_shapes[sid];
     char num[40];
+    if (depth > VLD_MAX_DEPTH) return kbuf_append(b, "...", 3); /* bounded recursion */
     if (jd_is_string(v)) return kbuf_append(b, jd_string_value(v), jd_string_length(v));
     if (jd_is_integer(v)) {
         int n = snprintf(num, sizeof num, "%lld", (long long)jd_integer_value(v));
@@ -76,7 +78,7 @@ static bool render_value(kbuf *b, const jd_t *v, unsigned sid)
         unsigned el = sh->type == MT_LIST ? sh->a : sid;
         bool ok = kbuf_put_u8(b, '[');
         for (size_t i = 0; ok && i < jd_array_size(v); i++)
-            ok = (!i || kbuf_append(b, ", ", 2)) && render_value(b, jd_array_get(v, i), el);
+            ok = (!i || kbuf_append(b, ", ", 2)) && render_value(b, jd_array_get(v, i), el, depth + 1);
         return ok && kbuf_put_u8(b, ']');
     }
     if (sh->type != MT_MAP) return render_struct(b, v, sid);
@@ -87,16 +89,16 @@ static bool render_value(kbuf *b, const jd_t *v, unsigned sid)
     jd_object_keylen_foreach((jd_t *)v, key, key_len, val)
     {
         ok = ok && (first || kbuf_append(b, ", ", 2)) && kbuf_append(b, key, key_len) &&
-             kbuf_put_u8(b, '=') && render_value(b, val, sh->b);
+             kbuf_put_u8(b, '=') && render_value(b, val, sh->b, depth + 1);
         first = false;
     }
     return ok && kbuf_put_u8(b, '}');
 }
 
-void val_error(val_walk *w, val_errors *list, const val_path *at, const jd_t *v, unsigned sid,
+void vld_error(vld_walk *w, vld_errors *list, const vld_path *at, const jd_t *v, unsigned sid,
                const char *msg, const char *more)
 {
-    if (list->n >= VAL_MAX_ERRORS) return;
+    if (list->n >= VLD_MAX_ERRORS) return;
     if (w->quiet) {
         list->n++;
         return;
@@ -104,7 +106,7 @@ void val_error(val_walk *w, val_errors *list, const val_path *at, const jd_t *v,
     kbuf b = KBUF_INIT;
     bool ok = kbuf_append(&b, "Value ", 6);
     if (v)
-        ok = ok && kbuf_put_u8(&b, '\'') && render_value(&b, v, sid) && kbuf_put_u8(&b, '\'');
+        ok = ok && kbuf_put_u8(&b, '\'') && render_value(&b, v, sid, 0) && kbuf_put_u8(&b, '\'');
     else
         ok = ok && kbuf_append(&b, "null", 4);
     ok = ok && kbuf_append(&b, " at '", 5) && render_path(at, &b) &&
@@ -118,7 +120,7 @@ void val_error(val_walk *w, val_errors *list, const val_path *at, const jd_t *v,
     list->msg[list->n++] = (char *)b.data;
 }
 
-kura_status val_report(const val_walk *w, const val_errors *list)
+kura_status vld_report(const vld_walk *w, const vld_errors *list)
 {
     if (w->nomem) return API_NOMEM();
     if (!list->n) return KURA_OK;
@@ -135,7 +137,7 @@ kura_status val_report(const val_walk *w, const val_errors *list)
     return s;
 }
 
-void val_walk_free(val_walk *w)
+void vld_walk_free(vld_walk *w)
 {
     for (int i = 0; i < w->model.n && !w->quiet; i++)
         free(w->model.msg[i]);

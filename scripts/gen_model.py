@@ -211,6 +211,26 @@ def python_pattern(pat):
     return re.compile(p)
 
 
+def java_hash(s):
+    """Java's String.hashCode()."""
+    h = 0
+    for unit in s.encode("utf-16-be").hex(" ", 2).split():
+        h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
+    return h
+
+
+def enum_set_order(values):
+    """The order DynamoDB prints an enum's value set in: by String.hashCode() modulo 32 (64 past
+    24 values), values in the same bucket later-in-the-model first. The rule gives every set
+    DynamoDB is known to print (dynalite's recorded messages: [ALL_NEW, UPDATED_OLD, ALL_OLD,
+    NONE, UPDATED_NEW], [SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES],
+    the 13 comparison operators, [B, N, S], [OR, AND], [ALL, INCLUDE, KEYS_ONLY], ...)."""
+    cap = 32
+    while len(values) > cap * 3 // 4:
+        cap *= 2
+    return sorted(values, key=lambda v: (java_hash(v) & (cap - 1), -values.index(v)))
+
+
 def c_string(s, encoding="utf-8"):
     """A C string literal of s (an ERE is latin-1: each character one byte)."""
     out = '"'
@@ -314,7 +334,7 @@ def emit_c(t, source):
                 patterns.append(s["pattern"])
             pat = patterns.index(s["pattern"])
         e0, en = len(enums), len(s.get("enum", []))
-        enums += s.get("enum", [])
+        enums += enum_set_order(s.get("enum", []))
         a = b = 0
         if s["type"] == "structure":
             a, b = len(members), len(s.get("members", {}))
@@ -425,12 +445,12 @@ class Oracle:
             if "pattern" in s:
                 out.append(f"Member must satisfy regular expression pattern: {s['pattern']}")
             if "enum" in s:
-                out.append(f"Member must satisfy enum value set: [{', '.join(s['enum'])}]")
+                out.append(f"Member must satisfy enum value set: [{', '.join(enum_set_order(s['enum']))}]")
             return out
         if "pattern" in s and is_str and not python_pattern(s["pattern"]).fullmatch(value):
             out.append(f"Member must satisfy regular expression pattern: {s['pattern']}")
         if "enum" in s and is_str and value not in s["enum"]:
-            out.append(f"Member must satisfy enum value set: [{', '.join(s['enum'])}]")
+            out.append(f"Member must satisfy enum value set: [{', '.join(enum_set_order(s['enum']))}]")
         if s["type"] in ("string", "list", "map") and length is not None:
             if "min" in s and length < s["min"]:
                 out.append(f"Member must have length greater than or equal to {s['min']}")

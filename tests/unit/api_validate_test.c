@@ -177,9 +177,9 @@ static void test_execute(void **state)
            "'indexName'" C "Member must have length greater than or equal to 3; Value '[]' at "
            "'attributesToGet'" C "Member must have length greater than or equal to 1; Value '0' "
            "at 'limit'" C "Member must have value greater than or equal to 1; Value 'x' at "
-           "'select'" C "Member must satisfy enum value set: [ALL_ATTRIBUTES, "
-           "ALL_PROJECTED_ATTRIBUTES, SPECIFIC_ATTRIBUTES, COUNT]; Value 'x' at "
-           "'conditionalOperator'" C "Member must satisfy enum value set: [AND, OR]; Value 'x' "
+           "'select'" C "Member must satisfy enum value set: [SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, "
+           "ALL_PROJECTED_ATTRIBUTES]; Value 'x' at "
+           "'conditionalOperator'" C "Member must satisfy enum value set: [OR, AND]; Value 'x' "
            "at 'returnConsumedCapacity'" C "Member must satisfy enum value set: [INDEXES, TOTAL, "
            "NONE]; Value '0' at 'totalSegments'" C "Member must have value greater than or equal "
            "to 1; Value '-1' at 'segment'" C "Member must have value greater than or equal to 0");
