@@ -541,9 +541,15 @@ class Oracle:
             for k, e in v.items():
                 self.element(vs, e, path + [k, "member"], errs, names, False)
 
-    def message(self, op_sid, req):
+    def message(self, op, op_sid, req):
         errs, names = [], []
         self.walk(op_sid, req, [], errs, names)
+        if op == "CreateTable" and "GlobalTableSourceArn" not in req:
+            # kura's semantic check (api/validate.c): a table not made from a global table
+            # source needs what the model no longer requires
+            for name in ("AttributeDefinitions", "KeySchema"):
+                if req.get(name) is None:
+                    self.err(names, [lcfirst(name)], None, op_sid, "Member must not be null")
         errs = (errs or names)[:MAX_ERRORS]
         if not errs:
             return ""
@@ -722,7 +728,7 @@ class Vectors:
         lines = []
         for req in vecs:
             body = json.dumps(req, separators=(",", ":"))
-            lines.append(f"{op}\t{body}\t{json.dumps(self.o.message(sid, req))}")
+            lines.append(f"{op}\t{body}\t{json.dumps(self.o.message(op, sid, req))}")
         return lines
 
     def text(self):
