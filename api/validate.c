@@ -21,8 +21,8 @@
  * Table names: the model types most TableName members as TableArn (1..1024 characters: an
  * ARN is accepted there). A value that does not start with "arn:" must also be a table name,
  * 3..255 characters of [a-zA-Z0-9_.-]+: that check comes after the modelled ones (only when
- * they all pass) and is worded as they are; so is CreateTable's need of AttributeDefinitions
- * and KeySchema (the model requires neither). kura's own request members (KuraPartitions)
+ * they all pass) and is worded as they are; so are CreateTable's need of AttributeDefinitions
+ * and KeySchema (the model requires neither) and its key schemas' bound of 2 elements. kura's own request members (KuraPartitions)
  * are checked with the model's. Thread safety: the compiled patterns are made once
  * (pthread_once) and only read after.
  */
@@ -378,10 +378,23 @@ static void extension_checks(vld_walk *w, const char *operation, const jd_t *req
     }
 }
 
+/* The shape of member `name` of structure shape sid (0 when it has none). */
+static unsigned member_shape(unsigned sid, const char *name)
+{
+    const model_shape *sh = &model_shapes[sid];
+    for (unsigned i = 0; i < sh->b; i++)
+        if (strcmp(model_members[sh->a + i].name, name) == 0) return model_members[sh->a + i].shape;
+    return 0;
+}
+
+#define MSG_KEYS_MAX_2 "Member must have length less than or equal to 2"
+
 /* CreateTable: the model requires only TableName (a replica table may be made from
- * GlobalTableSourceArn); any other table needs AttributeDefinitions and KeySchema, checked
- * after the modelled constraints and worded as they are. */
-static void create_table_checks(vld_walk *w, const jd_t *req)
+ * GlobalTableSourceArn); any other table needs AttributeDefinitions and KeySchema. The model
+ * no longer bounds a key schema (a global secondary index may have multi-attribute keys); a
+ * table's and a local secondary index's have at most 2 elements. Checked after the modelled
+ * constraints and worded as they are. */
+static void create_table_checks(vld_walk *w, const jd_t *req, unsigned input)
 {
     static const char *const members[] = {"AttributeDefinitions", "KeySchema"};
     if (jd_object_get(req, "GlobalTableSourceArn")) return;
@@ -390,6 +403,20 @@ static void create_table_checks(vld_walk *w, const jd_t *req)
         vld_path at = {NULL, members[i], NULL, 0};
         if (!v || jd_is_null(v))
             vld_error(w, &w->names, &at, NULL, 0, "Member must not be null", "");
+    }
+    unsigned keys = member_shape(input, "KeySchema");
+    const jd_t *ks = jd_object_get(req, "KeySchema");
+    vld_path at = {NULL, "KeySchema", NULL, 0};
+    if (jd_is_array(ks) && jd_array_size(ks) > 2)
+        vld_error(w, &w->names, &at, ks, keys, MSG_KEYS_MAX_2, "");
+    const jd_t *lsis = jd_object_get(req, "LocalSecondaryIndexes");
+    vld_path lsi_at = {NULL, "LocalSecondaryIndexes", NULL, 0};
+    for (size_t i = 0; jd_is_array(lsis) && i < jd_array_size(lsis); i++) {
+        const jd_t *lks = jd_object_get(jd_array_get(lsis, i), "KeySchema");
+        vld_path pos = {&lsi_at, NULL, NULL, i + 1}, el = {&pos, "member", NULL, 0},
+                 kat = {&el, "KeySchema", NULL, 0};
+        if (jd_is_array(lks) && jd_array_size(lks) > 2)
+            vld_error(w, &w->names, &kat, lks, keys, MSG_KEYS_MAX_2, "");
     }
 }
 
@@ -400,7 +427,7 @@ kura_status api_check_model(const char *operation, const jd_t *req)
     vld_walk w = {.quiet = false};
     walk_value(&w, NULL, req, op->input, true);
     extension_checks(&w, operation, req);
-    if (strcmp(operation, "CreateTable") == 0) create_table_checks(&w, req);
+    if (strcmp(operation, "CreateTable") == 0) create_table_checks(&w, req, op->input);
     kura_status s = vld_report(&w, w.model.n ? &w.model : &w.names);
     vld_walk_free(&w);
     return s;

@@ -550,6 +550,15 @@ class Oracle:
             for name in ("AttributeDefinitions", "KeySchema"):
                 if req.get(name) is None:
                     self.err(names, [lcfirst(name)], None, op_sid, "Member must not be null")
+            keys = [m[1] for m in self.t.members(op_sid) if m[0] == "KeySchema"][0]
+            bound = "Member must have length less than or equal to 2"
+            if isinstance(req.get("KeySchema"), list) and len(req["KeySchema"]) > 2:
+                self.err(names, ["keySchema"], req["KeySchema"], keys, bound)
+            for i, lsi in enumerate(req.get("LocalSecondaryIndexes") or []):
+                ks = lsi.get("KeySchema") if isinstance(lsi, dict) else None
+                if isinstance(ks, list) and len(ks) > 2:
+                    self.err(names, ["localSecondaryIndexes", str(i + 1), "member", "keySchema"],
+                             ks, keys, bound)
         errs = (errs or names)[:MAX_ERRORS]
         if not errs:
             return ""
@@ -725,6 +734,15 @@ class Vectors:
                 if b:
                     many = self.replaced(many, path, b[0])
             vecs.append(many)
+        if op == "CreateTable":  # the semantic key schema bound, table and local index
+            full = {k: v for k, v in full.items() if k != "GlobalTableSourceArn"}
+            vecs.append(full)
+            three = json.loads(json.dumps(full))
+            three["KeySchema"] = three["KeySchema"] * 3
+            vecs.append(three)
+            lsi = json.loads(json.dumps(full))
+            lsi["LocalSecondaryIndexes"][0]["KeySchema"] *= 3
+            vecs.append(lsi)
         lines = []
         for req in vecs:
             body = json.dumps(req, separators=(",", ":"))
