@@ -8,7 +8,7 @@
  * address DescribeEndpoints answers, req_account.c); kura_execute() is it with the defaults.
  * docs/data-model.md lists every operation of DynamoDB's model and which of them are here.
  *
- * A request goes through, in DynamoDB's order (dynalite's index.js; step 4 follows DynamoDB's service model):
+ * A request goes through, in DynamoDB's order (dynalite's index.js; step 4 from the model):
  *   1. the body must be a JSON object                      SerializationException
  *   2. the operation must be one kura has                  UnknownOperationException
  *   3. every member must have its Java type (schema_types.c) SerializationException

@@ -40,10 +40,10 @@ enum {
 };
 
 typedef struct model_shape {
-    const char *name; /* the model's shape name (a structure's Java class name) */
-    uint8_t type;     /* model_type */
-    uint8_t flags;    /* MS_* */
-    uint16_t pattern; /* index into model_patterns / model_pattern_eres; 0: none */
+    const char *name;                /* the model's shape name (a structure's Java class name) */
+    uint8_t type;                    /* model_type */
+    uint8_t flags;                   /* MS_* */
+    uint16_t pattern;                /* index into model_patterns / model_pattern_eres; 0: none */
     uint16_t enum_first, enum_count; /* the allowed values: model_enums[first..first+count) */
     uint16_t a;       /* structure: first member in model_members; list: element shape;
                        * map: key shape */

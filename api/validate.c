@@ -22,9 +22,9 @@
  * ARN is accepted there). A value that does not start with "arn:" must also be a table name,
  * 3..255 characters of [a-zA-Z0-9_.-]+: that check comes after the modelled ones (only when
  * they all pass) and is worded as they are; so are CreateTable's need of AttributeDefinitions
- * and KeySchema (the model requires neither) and its key schemas' bound of 2 elements. kura's own request members (KuraPartitions)
- * are checked with the model's. Thread safety: the compiled patterns are made once
- * (pthread_once) and only read after.
+ * and KeySchema (the model requires neither) and its key schemas' bound of 2 elements. kura's own
+ * request members (KuraPartitions) are checked with the model's. Thread safety: the compiled
+ * patterns are made once (pthread_once) and only read after.
  */
 #include <pthread.h>
 #include <regex.h>
@@ -188,8 +188,8 @@ static bool constraint_list(kbuf *b, unsigned sid)
     }
     if (ok && sh->pattern) {
         const char *p = model_patterns[sh->pattern];
-        snprintf(part, sizeof part, "%sMember must satisfy regular expression pattern: ",
-                 first ? "" : ", ");
+        snprintf(part, sizeof part,
+                 "%sMember must satisfy regular expression pattern: ", first ? "" : ", ");
         ok = kbuf_append(b, part, strlen(part)) && kbuf_append(b, p, strlen(p));
         first = false;
     }
@@ -221,8 +221,7 @@ static void name_checks(vld_walk *w, const vld_path *at, const jd_t *v, unsigned
     const char *s = jd_string_value(v);
     size_t n = jd_string_length(v), len = api_utf16_len(s, n);
     if (is_arn(s, n)) return;
-    if (!name_chars_ok(s, n))
-        vld_error(w, &w->names, at, v, sid, API_MSG_NAME_PATTERN, "");
+    if (!name_chars_ok(s, n)) vld_error(w, &w->names, at, v, sid, API_MSG_NAME_PATTERN, "");
     if (len < 3)
         vld_error(w, &w->names, at, v, sid, "Member must have length greater than or equal to 3",
                   "");
@@ -283,8 +282,8 @@ static void map_entry_checks(vld_walk *w, const vld_path *at, const jd_t *map, u
         if (key_checks && string_breaks(sh->a, key, key_len)) {
             if (!list.len && !constraint_list(&list, sh->a)) w->nomem = true;
             if (list.len)
-                vld_error(w, &w->model, at, map, sid, "Map keys must satisfy constraint: ",
-                          (const char *)list.data);
+                vld_error(w, &w->model, at, map, sid,
+                          "Map keys must satisfy constraint: ", (const char *)list.data);
         }
         size_t units = api_utf16_len(key, key_len);
         if (name_keys && !is_arn(key, key_len) &&
@@ -302,8 +301,8 @@ static void map_entry_checks(vld_walk *w, const vld_path *at, const jd_t *map, u
             if (!probe.model.n) continue;
             if (!list.len && !constraint_list(&list, sh->b)) w->nomem = true;
             if (list.len)
-                vld_error(w, &w->model, at, map, sid, "Map value must satisfy constraint: ",
-                          (const char *)list.data);
+                vld_error(w, &w->model, at, map, sid,
+                          "Map value must satisfy constraint: ", (const char *)list.data);
         }
     }
     kbuf_free(&list);

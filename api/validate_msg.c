@@ -71,14 +71,15 @@ static bool render_value(kbuf *b, const jd_t *v, unsigned sid, int depth)
         int n = snprintf(num, sizeof num, "%.17g", jd_real_value(v));
         return kbuf_append(b, num, (size_t)n);
     }
-    if (jd_is_boolean(v)) return kbuf_append(b, jd_is_true(v) ? "true" : "false",
-                                             jd_is_true(v) ? 4 : 5);
+    if (jd_is_boolean(v))
+        return kbuf_append(b, jd_is_true(v) ? "true" : "false", jd_is_true(v) ? 4 : 5);
     if (!v || jd_is_null(v)) return kbuf_append(b, "null", 4);
     if (jd_is_array(v)) {
         unsigned el = sh->type == MT_LIST ? sh->a : sid;
         bool ok = kbuf_put_u8(b, '[');
         for (size_t i = 0; ok && i < jd_array_size(v); i++)
-            ok = (!i || kbuf_append(b, ", ", 2)) && render_value(b, jd_array_get(v, i), el, depth + 1);
+            ok = (!i || kbuf_append(b, ", ", 2)) &&
+                 render_value(b, jd_array_get(v, i), el, depth + 1);
         return ok && kbuf_put_u8(b, ']');
     }
     if (sh->type != MT_MAP) return render_struct(b, v, sid);
@@ -130,7 +131,8 @@ kura_status vld_report(const vld_walk *w, const vld_errors *list)
                      list->n > 1 ? "s" : "");
     bool ok = kbuf_append(&b, head, (size_t)n);
     for (int i = 0; ok && i < list->n; i++)
-        ok = (!i || kbuf_append(&b, "; ", 2)) && kbuf_append(&b, list->msg[i], strlen(list->msg[i]));
+        ok =
+            (!i || kbuf_append(&b, "; ", 2)) && kbuf_append(&b, list->msg[i], strlen(list->msg[i]));
     ok = ok && kbuf_put_u8(&b, '\0');
     kura_status s = ok ? api_err(KURA_E_INVALID, "%s", (const char *)b.data) : API_NOMEM();
     kbuf_free(&b);

@@ -122,8 +122,9 @@ static void expect(const char *op, const char *body, const char *type, const cha
     size_t len;
     kura_execute(db, op, body, strlen(body), &out, &len);
     assert_non_null(out);
-    assert_true(asprintf(&want, "{\"__type\":\"com.amazonaws.dynamodb.v20120810#%s\","
-                                "\"message\":\"%s\"}",
+    assert_true(asprintf(&want,
+                         "{\"__type\":\"com.amazonaws.dynamodb.v20120810#%s\","
+                         "\"message\":\"%s\"}",
                          type, msg ? msg : "") > 0);
     /* msg NULL: only the type is asserted (the message is another test's) */
     if (msg ? strcmp(out, want) != 0 : strncmp(out, want, strcspn(want, ",")) != 0)
@@ -168,16 +169,19 @@ static void test_execute(void **state)
            "255, Member must have length greater than or equal to 3, Member must satisfy "
            "regular expression pattern: [a-zA-Z0-9_.-]+]");
     /* ten violations, in model order */
-    expect("Scan", "{\"TableName\":\"\",\"Limit\":0,\"Segment\":-1,\"TotalSegments\":0,"
+    expect("Scan",
+           "{\"TableName\":\"\",\"Limit\":0,\"Segment\":-1,\"TotalSegments\":0,"
            "\"Select\":\"x\",\"ReturnConsumedCapacity\":\"x\",\"ConditionalOperator\":\"x\","
-           "\"IndexName\":\"\",\"AttributesToGet\":[]}", V,
+           "\"IndexName\":\"\",\"AttributesToGet\":[]}",
+           V,
            "10 validation errors detected: Value '' at 'tableName'" C
            "Member must have length greater than or equal to 1; Value '' at 'indexName'" C
            "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+; Value '' at "
            "'indexName'" C "Member must have length greater than or equal to 3; Value '[]' at "
            "'attributesToGet'" C "Member must have length greater than or equal to 1; Value '0' "
            "at 'limit'" C "Member must have value greater than or equal to 1; Value 'x' at "
-           "'select'" C "Member must satisfy enum value set: [SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, "
+           "'select'" C
+           "Member must satisfy enum value set: [SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, "
            "ALL_PROJECTED_ATTRIBUTES]; Value 'x' at "
            "'conditionalOperator'" C "Member must satisfy enum value set: [OR, AND]; Value 'x' "
            "at 'returnConsumedCapacity'" C "Member must satisfy enum value set: [INDEXES, TOTAL, "
