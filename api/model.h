@@ -47,12 +47,15 @@ typedef struct model_shape {
     uint16_t enum_first, enum_count; /* the allowed values: model_enums[first..first+count) */
     uint16_t a;       /* structure: first member in model_members; list: element shape;
                        * map: key shape */
-    uint16_t b;       /* structure: member count; map: value shape */
+    uint16_t b;       /* structure: member count (at most 64); map: value shape */
+    uint16_t c, d;    /* structure: its members that are required or have checks below them,
+                       * model_walked[c..c+d) */
     int64_t min, max; /* with MS_MIN / MS_MAX */
 } model_shape;
 
 typedef struct model_member {
     const char *name; /* as in the model: "TableName" (DynamoDB prints "tableName") */
+    uint8_t name_len;
     uint16_t shape;
     uint8_t flags; /* MM_* */
 } model_member;
@@ -71,6 +74,7 @@ extern const char *const model_pattern_eres[];
 extern const unsigned model_pattern_count;
 extern const char *const model_enums[];
 extern const model_member model_members[];
+extern const uint16_t model_walked[]; /* indexes into model_members */
 extern const model_shape model_shapes[];
 extern const unsigned model_shape_count;
 extern const model_op model_ops[]; /* sorted by name */

@@ -51,6 +51,8 @@ typedef enum api_type {
     AT_FSTRUCT, /* a structure used as a field of another structure */
 } api_type;
 
+/* The constraint flags below were pass 2's; the model-driven check (validate.c) does not read
+ * them; they are kept so that branches editing the tables merge. */
 enum {
     AF_NOT_NULL = 1u << 0,   /* "Member must not be null" */
     AF_NAME = 1u << 1,       /* pattern [a-zA-Z0-9_.-]+ (table and index names) */

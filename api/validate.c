@@ -83,6 +83,33 @@ static size_t value_len(const jd_t *v)
     return jd_is_array(v) ? jd_array_size(v) : jd_object_size(v);
 }
 
+/* Whether the length of s[0..n) in UTF-16 units is below min / above max. A UTF-8 character
+ * of b bytes is 1 or 2 units, so n/3 <= units <= n: most strings are decided without
+ * counting. */
+static bool str_below(const char *s, size_t n, int64_t min)
+{
+    if ((int64_t)n < min) return true;
+    return (int64_t)(n / 3) < min && (int64_t)api_utf16_len(s, n) < min;
+}
+
+static bool str_above(const char *s, size_t n, int64_t max)
+{
+    if ((int64_t)n <= max) return false;
+    return (int64_t)(n / 3) > max || (int64_t)api_utf16_len(s, n) > max;
+}
+
+static bool below(const jd_t *v, int64_t min)
+{
+    if (jd_is_string(v)) return str_below(jd_string_value(v), jd_string_length(v), min);
+    return (int64_t)value_len(v) < min;
+}
+
+static bool above(const jd_t *v, int64_t max)
+{
+    if (jd_is_string(v)) return str_above(jd_string_value(v), jd_string_length(v), max);
+    return (int64_t)value_len(v) > max;
+}
+
 static bool fits(const model_shape *sh, const jd_t *v)
 {
     switch (sh->type) {
@@ -143,13 +170,12 @@ static void own_checks(vld_walk *w, const vld_path *at, const jd_t *v, unsigned 
     }
     bool number = sh->type == MT_INTEGER || sh->type == MT_LONG;
     double num = number ? (jd_is_integer(v) ? (double)jd_integer_value(v) : jd_real_value(v)) : 0;
-    size_t len = number ? 0 : value_len(v);
-    if ((sh->flags & MS_MIN) && (number ? num < (double)sh->min : len < (size_t)sh->min)) {
+    if ((sh->flags & MS_MIN) && (number ? num < (double)sh->min : below(v, sh->min))) {
         snprintf(msg, sizeof msg, "Member must have %s greater than or equal to %lld",
                  number ? "value" : "length", (long long)sh->min);
         vld_error(w, &w->model, at, v, sid, msg, "");
     }
-    if ((sh->flags & MS_MAX) && (number ? num > (double)sh->max : len > (size_t)sh->max)) {
+    if ((sh->flags & MS_MAX) && (number ? num > (double)sh->max : above(v, sh->max))) {
         snprintf(msg, sizeof msg, "Member must have %s less than or equal to %lld",
                  number ? "value" : "length", (long long)sh->max);
         vld_error(w, &w->model, at, v, sid, msg, "");
@@ -160,10 +186,10 @@ static void own_checks(vld_walk *w, const vld_path *at, const jd_t *v, unsigned 
 static bool string_breaks(unsigned sid, const char *s, size_t n)
 {
     const model_shape *sh = &model_shapes[sid];
-    size_t len = api_utf16_len(s, n);
     return (sh->pattern && !vld_pattern_ok(sh->pattern, s, n)) ||
-           (sh->enum_count && !enum_ok(sh, s)) || ((sh->flags & MS_MIN) && len < (size_t)sh->min) ||
-           ((sh->flags & MS_MAX) && len > (size_t)sh->max);
+           (sh->enum_count && !enum_ok(sh, s)) ||
+           ((sh->flags & MS_MIN) && str_below(s, n, sh->min)) ||
+           ((sh->flags & MS_MAX) && str_above(s, n, sh->max));
 }
 
 /* Every constraint of shape sid, as a map's key or value check lists them:
@@ -219,9 +245,11 @@ static bool is_arn(const char *s, size_t n)
 static void name_checks(vld_walk *w, const vld_path *at, const jd_t *v, unsigned sid)
 {
     const char *s = jd_string_value(v);
-    size_t n = jd_string_length(v), len = api_utf16_len(s, n);
+    size_t n = jd_string_length(v);
     if (is_arn(s, n)) return;
-    if (!name_chars_ok(s, n)) vld_error(w, &w->names, at, v, sid, API_MSG_NAME_PATTERN, "");
+    bool chars_ok = name_chars_ok(s, n);
+    size_t len = chars_ok ? n : api_utf16_len(s, n); /* ASCII: a unit a byte */
+    if (!chars_ok) vld_error(w, &w->names, at, v, sid, API_MSG_NAME_PATTERN, "");
     if (len < 3)
         vld_error(w, &w->names, at, v, sid, "Member must have length greater than or equal to 3",
                   "");
@@ -238,13 +266,37 @@ static void name_checks(vld_walk *w, const vld_path *at, const jd_t *v, unsigned
 
 static void walk_value(vld_walk *w, const vld_path *at, const jd_t *v, unsigned sid, bool own);
 
+#define MAX_MEMBERS 64 /* of one structure (scripts/gen_model.py checks) */
+
+/* The position in shape sh's walked members (model_walked) of the one named key[0..len), or
+ * -1. */
+static int walked_member(const model_shape *sh, const char *key, size_t len)
+{
+    for (unsigned i = 0; i < sh->d; i++) {
+        const model_member *m = &model_members[model_walked[sh->c + i]];
+        if (m->name_len == len && memcmp(m->name, key, len) == 0) return (int)i;
+    }
+    return -1;
+}
+
 static void walk_struct(vld_walk *w, const vld_path *parent, const jd_t *obj, unsigned sid)
 {
     const model_shape *sh = &model_shapes[sid];
-    for (unsigned i = 0; i < sh->b && w->model.n < VLD_MAX_ERRORS; i++) {
-        const model_member *m = &model_members[sh->a + i];
-        if (!(m->flags & (MM_REQUIRED | MM_CHECKED))) continue;
-        const jd_t *v = jd_object_get(obj, m->name);
+    if (!sh->d) return;
+    /* one pass over the request's members (few) rather than a lookup per model member */
+    const jd_t *present[MAX_MEMBERS];
+    memset(present, 0, sh->d * sizeof present[0]);
+    const char *key;
+    size_t key_len;
+    const jd_t *val;
+    jd_object_keylen_foreach((jd_t *)obj, key, key_len, val)
+    {
+        int i = walked_member(sh, key, key_len);
+        if (i >= 0) present[i] = val;
+    }
+    for (unsigned i = 0; i < sh->d && w->model.n < VLD_MAX_ERRORS; i++) {
+        const model_member *m = &model_members[model_walked[sh->c + i]];
+        const jd_t *v = present[i];
         vld_path at = {parent, m->name, NULL, 0};
         if (!v || jd_is_null(v)) {
             if (m->flags & MM_REQUIRED)
@@ -285,9 +337,9 @@ static void map_entry_checks(vld_walk *w, const vld_path *at, const jd_t *map, u
                 vld_error(w, &w->model, at, map, sid,
                           "Map keys must satisfy constraint: ", (const char *)list.data);
         }
-        size_t units = api_utf16_len(key, key_len);
+        /* a key of name characters is ASCII: a unit a byte */
         if (name_keys && !is_arn(key, key_len) &&
-            (!name_chars_ok(key, key_len) || units < 3 || units > 255))
+            (!name_chars_ok(key, key_len) || key_len < 3 || key_len > 255))
             vld_error(w, &w->names, at, map, sid, MSG_NAME_KEYS, "");
     }
     kbuf_clear(&list);
@@ -421,7 +473,12 @@ static void create_table_checks(vld_walk *w, const jd_t *req, unsigned input)
 
 kura_status api_check_model(const char *operation, const jd_t *req)
 {
-    const model_op *op = model_find_op(operation);
+    /* most requests name the operation the previous one on this thread did */
+    static _Thread_local const model_op *last_op;
+    const model_op *op = last_op && operation && strcmp(operation, last_op->name) == 0
+                             ? last_op
+                             : model_find_op(operation);
+    if (op) last_op = op;
     if (!op) return KURA_OK; /* not an operation of DynamoDB's model: nothing modelled */
     vld_walk w = {.quiet = false};
     walk_value(&w, NULL, req, op->input, true);

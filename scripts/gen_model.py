@@ -317,7 +317,7 @@ class Tables:
 
 
 def emit_c(t, source):
-    patterns, enums, members, rows = [None], [], [], []
+    patterns, enums, members, rows, walked = [None], [], [], [], []
     for sid, (svc, name, s) in enumerate(t.shapes):
         flags = []
         if "min" in s:
@@ -335,18 +335,25 @@ def emit_c(t, source):
             pat = patterns.index(s["pattern"])
         e0, en = len(enums), len(s.get("enum", []))
         enums += enum_set_order(s.get("enum", []))
-        a = b = 0
+        a = b = c = d = 0
         if s["type"] == "structure":
             a, b = len(members), len(s.get("members", {}))
+            c = len(walked)
+            walked += [a + i for i, (_, msid, req) in enumerate(t.members(sid))
+                       if req or t.checked[msid]]
+            d = len(walked) - c
+            if b > 64:
+                raise SystemExit(f"gen_model: {name} has more than 64 members (api/validate.c)")
             for mname, msid, req in t.members(sid):
                 mflags = (["MM_REQUIRED"] if req else []) + (["MM_CHECKED"] if t.checked[msid] else [])
-                members.append(f"    {{{c_string(mname)}, {msid}, {' | '.join(mflags) or '0'}}},")
+                members.append(f"    {{{c_string(mname)}, {len(mname)}, {msid}, "
+                               f"{' | '.join(mflags) or '0'}}},")
         elif s["type"] == "list":
             a = t.child(sid, "member")
         elif s["type"] == "map":
             a, b = t.child(sid, "key"), t.child(sid, "value")
         rows.append(f"    /* {sid} {svc}:{name} */ {{{c_string(name)}, {TYPES[s['type']]}, "
-                    f"{' | '.join(flags) or '0'}, {pat}, {e0}, {en}, {a}, {b}, "
+                    f"{' | '.join(flags) or '0'}, {pat}, {e0}, {en}, {a}, {b}, {c}, {d}, "
                     f"{s.get('min', 0)}, {s.get('max', 0)}}},")
     lines = [
         "/*",
@@ -369,7 +376,11 @@ def emit_c(t, source):
               "const char *const model_enums[] = {"]
     lines += [f"    {c_string(e)}," for e in enums]
     lines += ["};", "", "const model_member model_members[] = {"] + members
-    lines += ["};", "", "/* name, type, flags, pattern, enum first, enum count, a, b, min, max */",
+    lines += ["};", "", "/* Each structure's required or checked members (model_members indexes). */",
+              "const uint16_t model_walked[] = {"]
+    lines += ["    " + ", ".join(str(x) for x in walked[i:i + 16]) + "," for i in range(0, len(walked), 16)]
+    lines += ["};", "", "/* name, type, flags, pattern, enum first, enum count, a, b, walked first, walked "
+              "count, min, max */",
               "const model_shape model_shapes[] = {"] + rows
     lines += ["};", f"const unsigned model_shape_count = {len(t.shapes)};", "",
               "/* Sorted by name (model_find_op searches it). */", "const model_op model_ops[] = {"]
