@@ -249,12 +249,12 @@ static void name_checks(vld_walk *w, const vld_path *at, const jd_t *v, unsigned
     if (is_arn(s, n)) return;
     bool chars_ok = name_chars_ok(s, n);
     size_t len = chars_ok ? n : api_utf16_len(s, n); /* ASCII: a unit a byte */
-    if (!chars_ok) vld_error(w, &w->names, at, v, sid, API_MSG_NAME_PATTERN, "");
+    if (!chars_ok) vld_error(w, &w->semantic, at, v, sid, API_MSG_NAME_PATTERN, "");
     if (len < 3)
-        vld_error(w, &w->names, at, v, sid, "Member must have length greater than or equal to 3",
+        vld_error(w, &w->semantic, at, v, sid, "Member must have length greater than or equal to 3",
                   "");
     if (len > 255)
-        vld_error(w, &w->names, at, v, sid, "Member must have length less than or equal to 255",
+        vld_error(w, &w->semantic, at, v, sid, "Member must have length less than or equal to 255",
                   "");
 }
 
@@ -340,7 +340,7 @@ static void map_entry_checks(vld_walk *w, const vld_path *at, const jd_t *map, u
         /* a key of name characters is ASCII: a unit a byte */
         if (name_keys && !is_arn(key, key_len) &&
             (!name_chars_ok(key, key_len) || key_len < 3 || key_len > 255))
-            vld_error(w, &w->names, at, map, sid, MSG_NAME_KEYS, "");
+            vld_error(w, &w->semantic, at, map, sid, MSG_NAME_KEYS, "");
     }
     kbuf_clear(&list);
     if (value_checks) {
@@ -453,13 +453,13 @@ static void create_table_checks(vld_walk *w, const jd_t *req, unsigned input)
         const jd_t *v = jd_object_get(req, members[i]);
         vld_path at = {NULL, members[i], NULL, 0};
         if (!v || jd_is_null(v))
-            vld_error(w, &w->names, &at, NULL, 0, "Member must not be null", "");
+            vld_error(w, &w->semantic, &at, NULL, 0, "Member must not be null", "");
     }
     unsigned keys = member_shape(input, "KeySchema");
     const jd_t *ks = jd_object_get(req, "KeySchema");
     vld_path at = {NULL, "KeySchema", NULL, 0};
     if (jd_is_array(ks) && jd_array_size(ks) > 2)
-        vld_error(w, &w->names, &at, ks, keys, MSG_KEYS_MAX_2, "");
+        vld_error(w, &w->semantic, &at, ks, keys, MSG_KEYS_MAX_2, "");
     const jd_t *lsis = jd_object_get(req, "LocalSecondaryIndexes");
     vld_path lsi_at = {NULL, "LocalSecondaryIndexes", NULL, 0};
     for (size_t i = 0; jd_is_array(lsis) && i < jd_array_size(lsis); i++) {
@@ -467,7 +467,7 @@ static void create_table_checks(vld_walk *w, const jd_t *req, unsigned input)
         vld_path pos = {&lsi_at, NULL, NULL, i + 1}, el = {&pos, "member", NULL, 0},
                  kat = {&el, "KeySchema", NULL, 0};
         if (jd_is_array(lks) && jd_array_size(lks) > 2)
-            vld_error(w, &w->names, &kat, lks, keys, MSG_KEYS_MAX_2, "");
+            vld_error(w, &w->semantic, &kat, lks, keys, MSG_KEYS_MAX_2, "");
     }
 }
 
@@ -484,7 +484,7 @@ kura_status api_check_model(const char *operation, const jd_t *req)
     walk_value(&w, NULL, req, op->input, true);
     extension_checks(&w, operation, req);
     if (strcmp(operation, "CreateTable") == 0) create_table_checks(&w, req, op->input);
-    kura_status s = vld_report(&w, w.model.n ? &w.model : &w.names);
+    kura_status s = vld_report(&w, w.model.n ? &w.model : &w.semantic);
     vld_walk_free(&w);
     return s;
 }

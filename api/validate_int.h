@@ -35,8 +35,9 @@ typedef struct vld_errors {
 } vld_errors;
 
 typedef struct vld_walk {
-    vld_errors model; /* the modelled constraints' violations */
-    vld_errors names; /* the semantic table-name check's, reported only without the above */
+    vld_errors model;    /* the modelled constraints' violations */
+    vld_errors semantic; /* the semantic checks' (table names, CreateTable's key schema),
+                          * reported only when `model` is empty */
     bool nomem;
     bool quiet; /* count violations without writing messages */
     int depth;  /* of the value being walked */

@@ -143,6 +143,6 @@ void vld_walk_free(vld_walk *w)
 {
     for (int i = 0; i < w->model.n && !w->quiet; i++)
         free(w->model.msg[i]);
-    for (int i = 0; i < w->names.n && !w->quiet; i++)
-        free(w->names.msg[i]);
+    for (int i = 0; i < w->semantic.n && !w->quiet; i++)
+        free(w->semantic.msg[i]);
 }
