@@ -73,6 +73,103 @@ static void test_vectors(void **state)
     assert_true(count > 1000 && invalid > 800); /* the file is all there */
 }
 
+/* ---- Mutated vectors ----------------------------------------------------------------------- */
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull; /* fixed seed */
+
+static uint32_t rnd(uint32_t n)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state % n);
+}
+
+/* A value of a random JSON type (what a client might send anywhere). */
+static jd_t *random_value(jd_doc *d)
+{
+    static const char *const strs[] = {"", "a", "ab", "a!", "arn:x", "NONE", "\xc3\xa9\xc3\xa9"};
+    switch (rnd(7)) {
+    case 0:
+        return jd_null(d);
+    case 1:
+        return jd_integer(d, (jd_int_t)rnd(3) - 1);
+    case 2:
+        return jd_array(d);
+    case 3:
+        return jd_object(d);
+    case 4:
+        return jd_true(d);
+    default:
+        return jd_string(d, strs[rnd(7)]);
+    }
+}
+
+/* Replaces about one node in `rate` of v's tree by a random value, in place. */
+static void mutate(jd_t *v, uint32_t rate, int depth)
+{
+    if (depth > 40) return;
+    if (jd_is_array(v)) {
+        for (size_t i = 0; i < jd_array_size(v); i++) {
+            if (!rnd(rate)) assert_int_equal(jd_array_set(v, i, random_value(jd_doc_of(v))), 0);
+            mutate(jd_array_get(v, i), rate, depth + 1);
+        }
+        if (!rnd(rate)) assert_int_equal(jd_array_append(v, random_value(jd_doc_of(v))), 0);
+    } else if (jd_is_object(v)) {
+        const char *key;
+        size_t key_len;
+        jd_t *val;
+        jd_object_keylen_foreach(v, key, key_len, val)
+        {
+            if (!rnd(rate)) {
+                jd_t *r = random_value(jd_doc_of(v));
+                assert_int_equal(jd_object_setn(v, key, key_len, r), 0);
+                val = r;
+            }
+            mutate(val, rate, depth + 1);
+        }
+        if (!rnd(rate)) assert_int_equal(jd_object_set(v, "", random_value(jd_doc_of(v))), 0);
+    }
+}
+
+/* Every vector mutated 8 times (any member may become any JSON type): the check answers
+ * KURA_OK or a validation message, never anything else (and, under ASan, touches nothing it
+ * should not). */
+static void test_mutated_vectors(void **state)
+{
+    (void)state;
+    FILE *f = fopen(KURA_VECTORS, "r");
+    assert_non_null(f);
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    int count = 0, refused = 0;
+    while ((n = getline(&line, &cap, f)) > 0) {
+        if (line[0] == '#') continue;
+        char *body = strchr(line, '\t'), *end = body ? strchr(body + 1, '\t') : NULL;
+        assert_non_null(end);
+        *body++ = '\0';
+        for (int k = 0; k < 8; k++) {
+            jd_doc *doc = jd_doc_new();
+            jd_t *req = jd_parse(doc, body, (size_t)(end - body), 0, NULL, 0);
+            assert_non_null(req);
+            mutate(req, 4, 0);
+            kura_status s = api_check_model(line, req);
+            if (s != KURA_OK) {
+                assert_int_equal(s, KURA_E_INVALID);
+                assert_non_null(strstr(api_err_msg(), " detected: Value "));
+                refused++;
+            }
+            count++;
+            jd_doc_free(doc);
+        }
+    }
+    free(line);
+    fclose(f);
+    print_message("mutated vectors: %d, %d refused\n", count, refused);
+    assert_true(refused > count / 4);
+}
+
 static void test_tables(void **state)
 {
     (void)state;
@@ -225,6 +322,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_vectors),
+        cmocka_unit_test(test_mutated_vectors),
         cmocka_unit_test(test_tables),
         cmocka_unit_test_setup_teardown(test_execute, setup, teardown),
         cmocka_unit_test_setup_teardown(test_execute_valid_vectors, setup, teardown),
