@@ -142,9 +142,10 @@ def java_class_ranges(body):
 
 
 def ere_class(neg, ranges):
-    """A POSIX bracket expression over bytes. Code points past U+007F are matched byte by byte
-    of their UTF-8 form: only a class that accepts all of them except U+FFFE/U+FFFF (XML's
-    characters) or none of them can be written, which is all DynamoDB's patterns need."""
+    """A POSIX bracket expression over bytes (a group for XML's characters). Code points past
+    U+007F are matched by their UTF-8 bytes: only a class that accepts all of them, all but
+    U+FFFE/U+FFFF (XML's characters), or none of them can be written, which is all DynamoDB's
+    patterns need."""
     ascii_set = set()
     high = 0
     for lo, hi in ranges:
@@ -166,12 +167,17 @@ def ere_class(neg, ranges):
         k = m + 1
     # "]" must come first, "-" last, "^" anywhere but first
     first = "]" if "]" in specials else ""
-    rest = ("[" if "[" in specials else "") + ("\x80-\xff" if high and not neg else "")
+    xml = high == allowed_high - 2  # all but U+FFFE and U+FFFF (UTF-8 EF BF BE, EF BF BF)
+    rest = ("[" if "[" in specials else "") + (
+        ("\x80-\xee\xf0-\xff" if xml else "\x80-\xff") if high and not neg else "")
     caret = "^" if "^" in specials else ""
     if caret and not (first or body or rest):
         raise SystemExit("gen_model: a class of only '^' cannot be written")
     tail = "-" if "-" in specials else ""
-    return "[" + ("^" if neg else "") + first + body + rest + caret + tail + "]"
+    bracket = "[" + ("^" if neg else "") + first + body + rest + caret + tail + "]"
+    if xml and not neg:  # a character starting with EF: its two more bytes, but not BF BE/BF
+        return "(" + bracket + "|\xef([\x80-\xbe][\x80-\xbf]|\xbf[\x80-\xbd]))"
+    return bracket
 
 
 def java_to_ere(pat):
@@ -590,9 +596,19 @@ PATTERN_EXAMPLES = {
 LONGEST = 2048  # longer strings and lists are not built (no DynamoDB input shape needs more)
 
 
+# Strings each pattern is tried on (the C side matches a POSIX translation, the oracle Java's)
+PATTERN_PROBES = ["abc", "a_b.c-d", "ABC123", "a b", "a$b", "$", "a\tb", ",", ";", "\t", " ",
+                  "a\u00e9", "\u00e9\u00e9\u00e9", "\U0001F600x", "\ufffe", "a\x7f", "a\"b", "a,b",
+                  "0123456789abcdef0123456789abcdef", "0123456789abcdeF", "123456789012",
+                  "12345678901", "-bucket", "bucket-", "b.u_c-k", "x" * 127, "x" * 128,
+                  "01234567-89ab-cdef-0123-456789abcdef", "01234567-89AB-cdef-0123-456789abcdef",
+                  "a\nb", "a\rb", "[", "]", "^", "\\", "~", "a\x01"]
+
+
 class Vectors:
     def __init__(self, t):
         self.t, self.o = t, Oracle(t)
+        self.probed = set()
 
     def valid(self, sid, full, depth=0, salt=0):
         """A value of shape sid that breaks nothing: required members only, or (full) every
@@ -641,6 +657,9 @@ class Vectors:
                 out.append((v * (s["max"] + 1))[:s["max"] + 1])
             if "pattern" in s:
                 out.append("!" * max(s.get("min", 1), 1))
+                if s["pattern"] not in self.probed:  # the pattern's translation, once each
+                    self.probed.add(s["pattern"])
+                    out += [p for p in PATTERN_PROBES if p != v]
             if "enum" in s:
                 out.append("NOT_" + s["enum"][0])
             if name == TABLE_NAME_SHAPE:
