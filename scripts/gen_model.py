@@ -136,7 +136,8 @@ def java_class_ranges(body):
         j += 1
     # surrogate pairs written as \uD800\uDC00-\uDBFF\uDFFF mean U+10000..U+10FFFF
     if (0xD800, 0xD800) in ranges and (0xDC00, 0xDBFF) in ranges and (0xDFFF, 0xDFFF) in ranges:
-        ranges = [r for r in ranges if r not in ((0xD800, 0xD800), (0xDC00, 0xDBFF), (0xDFFF, 0xDFFF))]
+        halves = ((0xD800, 0xD800), (0xDC00, 0xDBFF), (0xDFFF, 0xDFFF))
+        ranges = [r for r in ranges if r not in halves]
         ranges.append((0x10000, 0x10FFFF))
     return neg, ranges
 
@@ -299,7 +300,8 @@ class Tables:
     def members(self, sid):
         svc, _, shape = self.shapes[sid]
         req = set(shape.get("required", []))
-        return [(n, self.ids[(svc, m["shape"])], n in req) for n, m in shape.get("members", {}).items()]
+        return [(n, self.ids[(svc, m["shape"])], n in req)
+                for n, m in shape.get("members", {}).items()]
 
     def own_checks(self, sid):
         _, name, s = self.shapes[sid]
@@ -351,7 +353,8 @@ def emit_c(t, source):
             if b > 64:
                 raise SystemExit(f"gen_model: {name} has more than 64 members (api/validate.c)")
             for mname, msid, req in t.members(sid):
-                mflags = (["MM_REQUIRED"] if req else []) + (["MM_CHECKED"] if t.checked[msid] else [])
+                mflags = ((["MM_REQUIRED"] if req else []) +
+                          (["MM_CHECKED"] if t.checked[msid] else []))
                 members.append(f"    {{{c_string(mname)}, {len(mname)}, {msid}, "
                                f"{' | '.join(mflags) or '0'}}},")
         elif s["type"] == "list":
@@ -382,10 +385,13 @@ def emit_c(t, source):
               "const char *const model_enums[] = {"]
     lines += [f"    {c_string(e)}," for e in enums]
     lines += ["};", "", "const model_member model_members[] = {"] + members
-    lines += ["};", "", "/* Each structure's required or checked members (model_members indexes). */",
+    lines += ["};", "",
+              "/* Each structure's required or checked members (model_members indexes). */",
               "const uint16_t model_walked[] = {"]
-    lines += ["    " + ", ".join(str(x) for x in walked[i:i + 16]) + "," for i in range(0, len(walked), 16)]
-    lines += ["};", "", "/* name, type, flags, pattern, enum first, enum count, a, b, walked first, walked "
+    lines += ["    " + ", ".join(str(x) for x in walked[i:i + 16]) + ","
+              for i in range(0, len(walked), 16)]
+    lines += ["};", "",
+              "/* name, type, flags, pattern, enum first, enum count, a, b, walked first, walked "
               "count, min, max */",
               "const model_shape model_shapes[] = {"] + rows
     lines += ["};", f"const unsigned model_shape_count = {len(t.shapes)};", "",
@@ -414,6 +420,10 @@ def fnv1a(text):
 
 def utf16_len(s):
     return sum(2 if ord(c) > 0xFFFF else 1 for c in s)
+
+
+def enum_message(values):
+    return f"Member must satisfy enum value set: [{', '.join(enum_set_order(values))}]"
 
 
 class Oracle:
@@ -451,7 +461,8 @@ class Oracle:
         s = self.shape(sid)
         out = []
         is_str = isinstance(value, str)
-        length = utf16_len(value) if is_str else len(value) if isinstance(value, (list, dict)) else None
+        length = (utf16_len(value) if is_str else
+                  len(value) if isinstance(value, (list, dict)) else None)
         num = value if isinstance(value, int) and not isinstance(value, bool) else None
         if value is None:
             if s["type"] in ("string", "list", "map"):
@@ -462,12 +473,12 @@ class Oracle:
             if "pattern" in s:
                 out.append(f"Member must satisfy regular expression pattern: {s['pattern']}")
             if "enum" in s:
-                out.append(f"Member must satisfy enum value set: [{', '.join(enum_set_order(s['enum']))}]")
+                out.append(enum_message(s["enum"]))
             return out
         if "pattern" in s and is_str and not python_pattern(s["pattern"]).fullmatch(value):
             out.append(f"Member must satisfy regular expression pattern: {s['pattern']}")
         if "enum" in s and is_str and value not in s["enum"]:
-            out.append(f"Member must satisfy enum value set: [{', '.join(enum_set_order(s['enum']))}]")
+            out.append(enum_message(s["enum"]))
         if s["type"] in ("string", "list", "map") and length is not None:
             if "min" in s and length < s["min"]:
                 out.append(f"Member must have length greater than or equal to {s['min']}")
@@ -520,7 +531,8 @@ class Oracle:
                 mv = v.get(name)
                 if mv is None:
                     if req:
-                        self.err(errs, path + [lcfirst(name)], None, msid, "Member must not be null")
+                        self.err(errs, path + [lcfirst(name)], None, msid,
+                                 "Member must not be null")
                     continue
                 if self.t.checked[msid]:
                     self.walk(msid, mv, path + [lcfirst(name)], errs, names)
@@ -549,7 +561,8 @@ class Oracle:
                 self.err(names, path, v, sid, "Map keys must satisfy constraint: [" +
                          ", ".join(["Member must have length less than or equal to 255",
                                     "Member must have length greater than or equal to 3",
-                                    f"Member must satisfy regular expression pattern: {NAME_PATTERN}"]) + "]")
+                                    "Member must satisfy regular expression pattern: " +
+                                    NAME_PATTERN]) + "]")
         for k, e in v.items():
             if e is not None and self.fits(vs, e) and self.constraints(vs, e):
                 self.err(errs, path, v, sid, "Map value must satisfy constraint: [" +
@@ -618,7 +631,8 @@ class Vectors:
         if ty == "string":
             if "enum" in s:
                 return s["enum"][0]
-            base = "Tbl" if name == TABLE_NAME_SHAPE else PATTERN_EXAMPLES.get(s.get("pattern"), "v")
+            base = ("Tbl" if name == TABLE_NAME_SHAPE else
+                    PATTERN_EXAMPLES.get(s.get("pattern"), "v"))
             if "pattern" in s and s["pattern"] not in PATTERN_EXAMPLES:
                 raise SystemExit(f"gen_model: no example of pattern {s['pattern']}")
             if salt:
@@ -663,7 +677,8 @@ class Vectors:
             if "enum" in s:
                 out.append("NOT_" + s["enum"][0])
             if name == TABLE_NAME_SHAPE:
-                out += ["ab", "a!b", "x" * 256, "a!", "arn:aws:dynamodb:us-east-1:123456789012:table/T"]
+                out += ["ab", "a!b", "x" * 256, "a!",
+                        "arn:aws:dynamodb:us-east-1:123456789012:table/T"]
         elif ty in ("integer", "long"):
             if "min" in s:
                 out.append(s["min"] - 1)
@@ -781,8 +796,8 @@ class Vectors:
 
     def text(self):
         lines = ["# validate_vectors.txt: GENERATED by scripts/gen_model.py; for each request, the",
-                 "# message of DynamoDB's modelled checks (\"\": none). Columns: operation, request,",
-                 "# expected message (JSON), separated by tabs."]
+                 "# message of DynamoDB's modelled checks (\"\": none). Columns: operation,",
+                 "# request, expected message (JSON), separated by tabs."]
         for op, _svc, sid in self.t.ops:
             lines += self.op_vectors(op, sid)
         return "\n".join(lines) + "\n"
@@ -862,7 +877,8 @@ def main(argv):
     for p, text in ((OUT_C, c_text), (OUT_VECTORS, vec_text)):
         with open(p, "w", encoding="utf-8") as f:
             f.write(text)
-    print(f"gen_model: wrote {os.path.relpath(OUT_C, ROOT)} and {os.path.relpath(OUT_VECTORS, ROOT)} "
+    print(f"gen_model: wrote {os.path.relpath(OUT_C, ROOT)} and "
+          f"{os.path.relpath(OUT_VECTORS, ROOT)} "
           f"from {label}")
     return 0
 
