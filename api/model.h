@@ -11,6 +11,7 @@
 #ifndef KURA_API_MODEL_H
 #define KURA_API_MODEL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -82,5 +83,7 @@ extern const unsigned model_op_count;
 
 /* The operation named `name` of either service, or NULL. */
 const model_op *model_find_op(const char *name);
+/* Whether the input of operation `name` has a member named key[0..len). */
+bool model_input_has(const char *name, const char *key, size_t len);
 
 #endif

@@ -87,6 +87,10 @@ extern const api_field api_attr_map;
 
 /* Pass 1 over the members of request object `req` (SerializationException messages). */
 kura_status api_check_types(jd_t *req, const api_field *fields);
+/* api_check_types for a whole request of `operation`, except that a member the table does not
+ * name but DynamoDB's model of the operation does is kept, unchecked, for pass 2 (rather than
+ * dropped as unknown): its modelled constraints apply although kura does not read it. */
+kura_status api_check_request_types(jd_t *req, const api_field *fields, const char *operation);
 /* Pass 1 for one value slot: *slot is checked against `f` and may be replaced (the old value
  * is released). Used for single attribute values by kura_value_from_json. */
 kura_status api_check_value(jd_t **slot, const api_field *f);

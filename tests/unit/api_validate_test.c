@@ -265,6 +265,16 @@ static void test_execute(void **state)
            "Map keys must satisfy constraint: [Member must have length less than or equal to "
            "255, Member must have length greater than or equal to 3, Member must satisfy "
            "regular expression pattern: [a-zA-Z0-9_.-]+]");
+    /* members of the model that kura's operation does not read are checked all the same */
+    expect("CreateTable",
+           "{\"TableName\":\"abc\",\"AttributeDefinitions\":[{\"AttributeName\":\"pk\","
+           "\"AttributeType\":\"S\"}],\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":"
+           "\"HASH\"}],\"BillingMode\":\"PAY_PER_REQUEST\",\"TableClass\":\"BAD\","
+           "\"SSESpecification\":{\"SSEType\":\"X\"},\"NotInTheModel\":{\"SSEType\":\"X\"}}",
+           V,
+           "2 validation errors detected: Value 'X' at 'sSESpecification.sSEType'" C
+           "Member must satisfy enum value set: [AES256, KMS]; Value 'BAD' at 'tableClass'" C
+           "Member must satisfy enum value set: [STANDARD_INFREQUENT_ACCESS, STANDARD]");
     /* ten violations, in model order */
     expect("Scan",
            "{\"TableName\":\"\",\"Limit\":0,\"Segment\":-1,\"TotalSegments\":0,"
