@@ -9,11 +9,12 @@
  * awsRegion is composed in, engine/arn.h); kura_execute() is it with the defaults.
  * docs/data-model.md lists every operation of DynamoDB's model and which of them are here.
  *
- * A request goes through, in DynamoDB's order (dynalite's index.js):
+ * A request goes through, in DynamoDB's order (dynalite's index.js; step 4 from the model):
  *   1. the body must be a JSON object                      SerializationException
  *   2. the operation must be one kura has                  UnknownOperationException
- *   3. every member must have its Java type (schema.c)     SerializationException
- *   4. constraints on every member (schema.c)              ValidationException
+ *   3. every member must have its Java type (schema_types.c) SerializationException
+ *   4. DynamoDB's modelled constraints, then the table-name  ValidationException
+ *      check (validate.c, tables generated from the model)
  *   5. the operation (req_*.c): structural checks, the C API call, the response
  * Errors from the C API keep their type (kura.h maps status codes to DynamoDB's error types);
  * storage failures (I/O, corruption, no space, read-only, out of memory) are
@@ -141,10 +142,10 @@ static kura_status run(api_call *c, const char *operation, const char *json, siz
         return api_err(KURA_E_NOT_SUPPORTED, "An unknown operation was requested.");
     }
     c->op = op->name;
-    kura_status s = api_check_types(c->req, op->schema);
+    kura_status s = api_check_request_types(c->req, op->schema, op->name);
     if (s != KURA_OK) return s;
     *type_out = NULL;
-    if ((s = api_check_constraints(c->req, op->schema)) != KURA_OK) return s;
+    if ((s = api_check_model(op->name, c->req)) != KURA_OK) return s;
     /* room for a typical item response at once, rather than growing from 64 bytes */
     if (!kbuf_reserve(&c->out, 1024)) return API_NOMEM();
     if ((s = jw_raw(&c->out, "{")) != KURA_OK) return s;

@@ -6,13 +6,13 @@
  * stream_spec.c.
  *
  * A request is checked in three steps:
- *   1. the constraints DynamoDB's API reference states (schema.h): required members, lengths,
- *      Limit's minimum, with the schema layer's messages ("1 validation error detected: Value
- *      'x' at 'streamArn' failed to satisfy constraint: Member must have length greater than
- *      or equal to 37"), as for every other operation;
+ *   1. the constraints of DynamoDB Streams' model (validate.c): required members, lengths,
+ *      Limit's minimum, ShardIteratorType's values, with the model's messages ("1 validation
+ *      error detected: Value 'x' at 'streamArn' failed to satisfy constraint: Member must have
+ *      length greater than or equal to 37"), as for every other operation;
  *   2. what the reference leaves to the service, with DynamoDB Local 1.25.1's messages: the
- *      Limit maxima (each operation words its own), the ShardIteratorType values, a
- *      SequenceNumber given with TRIM_HORIZON or LATEST;
+ *      Limit maxima (each operation words its own), a SequenceNumber given with TRIM_HORIZON
+ *      or LATEST;
  *   3. the engine (kura.h, "Change streams"): whether the stream, the shard, the sequence
  *      number and the iterator exist and are valid, with its messages and error types
  *      (ResourceNotFoundException, ExpiredIteratorException, TrimmedDataAccessException).

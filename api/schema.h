@@ -13,11 +13,13 @@
  *     are removed, Boolean parameters given as "true"/"1"/"yes" (any case) become JSON
  *     booleans, Integer and Long parameters given as fractions are floored, and Blob values
  *     must be canonical base64.
- *  2. api_check_constraints: the model's constraints (not null, pattern, enum, length,
- *     range), all violations collected into one ValidationException, at most 10 of them:
- *     "2 validation errors detected: Value null at 'tableName' failed to satisfy constraint:
- *     Member must not be null; Value '0' at 'limit' failed to satisfy constraint: Member must
- *     have value greater than or equal to 1".
+ *  2. api_check_model: the constraints of DynamoDB's service model (not null, pattern, enum,
+ *     length, range), generated from botocore's model into api/model_gen.c rather than taken
+ *     from these tables (validate.c), all violations collected into one ValidationException,
+ *     at most 10 of them: "2 validation errors detected: Value null at 'tableName' failed to
+ *     satisfy constraint: Member must not be null; Value '0' at 'limit' failed to satisfy
+ *     constraint: Member must have value greater than or equal to 1". The AF_* constraint
+ *     flags and lengths below are no longer read by it (the tables still drive pass 1).
  *
  * Both return KURA_E_INVALID with the message through kura_err(); the caller knows from the
  * pass which error type that is. Thread safety: tables are immutable; the checks keep no
@@ -49,6 +51,8 @@ typedef enum api_type {
     AT_FSTRUCT, /* a structure used as a field of another structure */
 } api_type;
 
+/* The constraint flags below were pass 2's; the model-driven check (validate.c) does not read
+ * them; they are kept so that branches editing the tables merge. */
 enum {
     AF_NOT_NULL = 1u << 0,   /* "Member must not be null" */
     AF_NAME = 1u << 1,       /* pattern [a-zA-Z0-9_.-]+ (table and index names) */
@@ -83,17 +87,24 @@ extern const api_field api_attr_map;
 
 /* Pass 1 over the members of request object `req` (SerializationException messages). */
 kura_status api_check_types(jd_t *req, const api_field *fields);
+/* api_check_types for a whole request of `operation`, except that a member the table does not
+ * name but DynamoDB's model of the operation does is kept, unchecked, for pass 2 (rather than
+ * dropped as unknown): its modelled constraints apply although kura does not read it. */
+kura_status api_check_request_types(jd_t *req, const api_field *fields, const char *operation);
 /* Pass 1 for one value slot: *slot is checked against `f` and may be replaced (the old value
  * is released). Used for single attribute values by kura_value_from_json. */
 kura_status api_check_value(jd_t **slot, const api_field *f);
-/* Pass 2 (ValidationException messages), after pass 1 succeeded. */
-kura_status api_check_constraints(jd_t *req, const api_field *fields);
+/* Pass 2 (ValidationException messages), after pass 1 succeeded: the request walked against
+ * DynamoDB's model of `operation` (api/model.h, generated; validate.c), then the semantic
+ * table-name check. KURA_OK for an operation the model does not have. */
+kura_status api_check_model(const char *operation, const jd_t *req);
 
 /* Length as Java and JavaScript count it: UTF-16 code units of the UTF-8 text s[0..n). */
 size_t api_utf16_len(const char *s, size_t n);
 
-/* DynamoDB's rendering of a value in messages: strings as they are, lists as "[a, b]",
- * objects as compact JSON. Returns a malloc'ed string or NULL when out of memory. */
+/* The rendering of a value in an attribute value's messages (json_value.c): strings as they
+ * are, lists as "[a, b]", objects as compact JSON. Returns a malloc'ed string or NULL when out
+ * of memory. */
 char *api_value_str(const jd_t *v);
 
 #endif

@@ -9,6 +9,7 @@
  * violation by its path ("keySchema.1.member.keyType", "requestItems.T.member.keys"), where
  * list positions count from 1 and member names start lower case.
  */
+#include "api/model.h"
 #include "api/schema.h"
 
 #include <math.h>
@@ -299,6 +300,35 @@ static kura_status check_value(jd_t *v, const api_field *f, jd_t **repl, int dep
 kura_status api_check_types(jd_t *req, const api_field *fields)
 {
     return check_struct(req, fields, 0);
+}
+
+kura_status api_check_request_types(jd_t *req, const api_field *fields, const char *operation)
+{
+    /* members of the model that the table does not name are set aside for validate.c rather
+     * than dropped (DynamoDB checks their constraints; the operation does not read them) */
+    struct {
+        const char *key;
+        size_t len;
+        jd_t *val;
+    } kept[64];
+    int nkept = 0;
+    const char *key;
+    size_t key_len;
+    jd_t *val;
+    jd_object_keylen_foreach(req, key, key_len, val)
+    {
+        if (nkept < 64 && key_len && !jd_is_null(val) && field_index(fields, key, key_len) < 0 &&
+            model_input_has(operation, key, key_len)) {
+            kept[nkept].key = key;
+            kept[nkept].len = key_len;
+            kept[nkept++].val = val;
+        }
+    }
+    kura_status s = check_struct(req, fields, 0);
+    for (int i = 0; s == KURA_OK && i < nkept; i++)
+        if (jd_object_setn(req, kept[i].key, kept[i].len, kept[i].val) != 0)
+            s = api_err(KURA_E_NOMEM, "out of memory");
+    return s;
 }
 
 kura_status api_check_value(jd_t **slot, const api_field *f)

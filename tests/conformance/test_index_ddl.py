@@ -29,6 +29,12 @@ def K(*pairs):
             for n, t in pairs]
 
 
+# DynamoDB's model bounds one projection's NonKeyAttributes to 20 names: more are spread over
+# several indexes
+NKA = ["a%d" % i for i in range(101)]
+KSE = "com.amazonaws.dynamodb.v20120810.KeySchemaElement"
+
+
 def lsi(name="lsi1", keys=(("pk", "H"), ("x", "R")), proj=None):
     return {"IndexName": name, "KeySchema": K(*keys),
             "Projection": proj if proj is not None else {"ProjectionType": "ALL"}}
@@ -88,9 +94,9 @@ CASES = [
                "index: lsi1. index hash key: x, table hash key: pk"),
     ("lsi_three_keys",
      base(LocalSecondaryIndexes=[lsi(keys=(("pk", "H"), ("x", "R"), ("sk", "R")))]),
-     "1 validation error detected: Value '[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}, "
-     "{\"AttributeName\":\"x\",\"KeyType\":\"RANGE\"}, {\"AttributeName\":\"sk\",\"KeyType\":"
-     "\"RANGE\"}]' at 'localSecondaryIndexes.1.member.keySchema' failed to satisfy constraint: "
+     # structures print as Java prints DynamoDB's model classes (hash: docs/data-model.md)
+     "1 validation error detected: Value '[" + KSE + "@e0d16944, " + KSE + "@470fda20, " + KSE +
+     "@3ce25c80]' at 'localSecondaryIndexes.1.member.keySchema' failed to satisfy constraint: "
      "Member must have length less than or equal to 2"),
     ("key_type_enum", base(GlobalSecondaryIndexes=[gsi(keys=(("g", "PARTITION"),))]),
      "1 validation error detected: Value 'PARTITION' at "
@@ -173,17 +179,26 @@ CASES = [
      "Cannot have two attributes with the same name"),
     ("nka_empty_name", base(GlobalSecondaryIndexes=[gsi(proj={
         "ProjectionType": "INCLUDE", "NonKeyAttributes": [""]})]),
-     "Names of key attributes and attributes projected into an index must be between 1 and 255 "
-     "characters, inclusive"),
-    ("nka_101", base(GlobalSecondaryIndexes=[gsi(proj={
-        "ProjectionType": "INCLUDE", "NonKeyAttributes": ["a%d" % i for i in range(101)]})]),
+     "1 validation error detected: Value '' at "
+     "'globalSecondaryIndexes.1.member.projection.nonKeyAttributes.1.member' failed to satisfy "
+     "constraint: Member must have length greater than or equal to 1"),
+    ("nka_21", base(GlobalSecondaryIndexes=[gsi(proj={
+        "ProjectionType": "INCLUDE", "NonKeyAttributes": ["a%d" % i for i in range(21)]})]),
+     "1 validation error detected: Value '[" + ", ".join("a%d" % i for i in range(21)) + "]' at "
+     "'globalSecondaryIndexes.1.member.projection.nonKeyAttributes' failed to satisfy "
+     "constraint: Member must have length less than or equal to 20"),
+    ("nka_101", base(GlobalSecondaryIndexes=[
+        gsi("gsi%d" % j, proj={"ProjectionType": "INCLUDE", "NonKeyAttributes": NKA[j * 20:j * 20 + 20]})
+        for j in range(6)]),
      INVALID + "Number of NonKeyAttributes summed across all indexes (101) exceeds the per-table "
                "limit of 100"),
     ("nka_60_60_same_names", base(
-        LocalSecondaryIndexes=[lsi(proj={"ProjectionType": "INCLUDE",
-                                         "NonKeyAttributes": ["a%d" % i for i in range(60)]})],
-        GlobalSecondaryIndexes=[gsi(proj={"ProjectionType": "INCLUDE",
-                                          "NonKeyAttributes": ["a%d" % i for i in range(60)]})]),
+        LocalSecondaryIndexes=[lsi("lsi%d" % j, proj={"ProjectionType": "INCLUDE",
+                                                      "NonKeyAttributes": NKA[j * 20:j * 20 + 20]})
+                               for j in range(3)],
+        GlobalSecondaryIndexes=[gsi("gsi%d" % j, proj={"ProjectionType": "INCLUDE",
+                                                       "NonKeyAttributes": NKA[j * 20:j * 20 + 20]})
+                                for j in range(3)]),
      INVALID + "Number of NonKeyAttributes summed across all indexes (120) exceeds the per-table "
                "limit of 100"),
     # -- throughput
@@ -231,9 +246,10 @@ VALID = [
                                      gsi(keys=[(n, "H") for n in ("g", "h2", "h3", "h4")] +
                                          [(n, "R") for n in ("x", "r2", "r3", "r4")]),
                                      gsi("gsi2", keys=(("h5", "H"), ("r5", "R")))])),
-    ("nka_100_and_key_attributes", base(GlobalSecondaryIndexes=[gsi(proj={
-        "ProjectionType": "INCLUDE", "NonKeyAttributes": ["pk", "x"] +
-        ["a%d" % i for i in range(98)]})])),
+    ("nka_100_and_key_attributes", base(GlobalSecondaryIndexes=[
+        gsi("gsi%d" % j, proj={"ProjectionType": "INCLUDE",
+                               "NonKeyAttributes": (["pk", "x"] + NKA[:98])[j * 20:j * 20 + 20]})
+        for j in range(5)])),
     ("provisioned", base(GlobalSecondaryIndexes=[gsi(pt=(3, 4))], **PROV)),
 ]
 

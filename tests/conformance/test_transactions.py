@@ -265,8 +265,9 @@ def test_request_validation_errors(srv, client, tables):
           "constraint: Member must have length greater than or equal to 1")
     puts = [{"Put": {"TableName": users, "Item": user("many-%03d" % i)}} for i in range(101)]
     r = fails(srv, W, {"TransactItems": puts}, "ValidationException")
-    assert r.message.startswith("1 validation error detected: Value '[{"), r.message[:200]
-    assert r.message.endswith("}]' at 'transactItems' failed to satisfy constraint: Member "
+    assert r.message.startswith("1 validation error detected: Value '[com.amazonaws.dynamodb."
+                                "v20120810.TransactWriteItem@"), r.message[:200]
+    assert r.message.endswith("]' at 'transactItems' failed to satisfy constraint: Member "
                               "must have length less than or equal to 100"), r.message[-200:]
     assert get(srv, users, user("many-000")) is None
     ok(srv, W, {"TransactItems": puts[:100]})  # 100 is the limit
@@ -291,10 +292,10 @@ def test_request_validation_errors(srv, client, tables):
           "TransactItems can only contain one of Check, Put, Update or Delete")
     fails(srv, W, {"TransactItems": [{"Put": {}}], "ClientRequestToken": "t" * 37},
           "ValidationException",
-          "3 validation errors detected: Value null at 'transactItems.1.member.put.tableName' "
+          "3 validation errors detected: Value null at 'transactItems.1.member.put.item' "
           "failed to satisfy constraint: Member must not be null; Value null at "
-          "'transactItems.1.member.put.item' failed to satisfy constraint: Member must not be "
-          "null; Value '%s' at 'clientRequestToken' failed to satisfy constraint: Member must "
+          "'transactItems.1.member.put.tableName' failed to satisfy constraint: Member must not "
+          "be null; Value '%s' at 'clientRequestToken' failed to satisfy constraint: Member must "
           "have length less than or equal to 36" % ("t" * 37))
     fails(srv, "TransactGetItems", {"TransactItems": [{}]}, "ValidationException",
           "1 validation error detected: Value null at 'transactItems.1.member.get' failed to "

@@ -166,9 +166,11 @@ static void test_table_request_errors(void **state)
 {
     (void)state;
     invalid("DescribeTable", "{}",
-            "The parameter 'TableName' is required but was not present in the request");
+            "1 validation error detected: Value null at 'tableName' failed to satisfy "
+            "constraint: Member must not be null");
     invalid("DescribeTable", "{\"TableName\":\"ab\"}",
-            "TableName must be at least 3 characters long and at most 255 characters long");
+            "1 validation error detected: Value 'ab' at 'tableName' failed to satisfy "
+            "constraint: Member must have length greater than or equal to 3");
     invalid("DeleteTable", "{\"TableName\":\"a b\"}",
             "1 validation error detected: Value 'a b' at 'tableName' failed to satisfy "
             "constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+");
@@ -181,12 +183,9 @@ static void test_table_request_errors(void **state)
             "\"AttributeType\":\"X\"}],\"KeySchema\":[{\"AttributeName\":\"a\",\"KeyType\":"
             "\"HASH\"},{\"KeyType\":\"RANGE\"},{\"AttributeName\":\"c\",\"KeyType\":\"RANGE\"}],"
             "\"BillingMode\":\"PAY_PER_REQUEST\"}",
-            "3 validation errors detected: Value 'X' at "
+            "2 validation errors detected: Value 'X' at "
             "'attributeDefinitions.1.member.attributeType' failed to satisfy constraint: Member "
-            "must satisfy enum value set: [B, N, S]; Value '[{\"AttributeName\":\"a\","
-            "\"KeyType\":\"HASH\"}, {\"KeyType\":\"RANGE\"}, {\"AttributeName\":\"c\","
-            "\"KeyType\":\"RANGE\"}]' at 'keySchema' failed to satisfy constraint: Member must "
-            "have length less than or equal to 2; Value null at "
+            "must satisfy enum value set: [B, N, S]; Value null at "
             "'keySchema.2.member.attributeName' failed to satisfy constraint: Member must not "
             "be null");
     invalid("CreateTable",
@@ -206,11 +205,12 @@ static void test_table_request_errors(void **state)
             "must not be null; Value null at 'localSecondaryIndexes.1.member.projection' failed "
             "to satisfy constraint: Member must not be null");
     invalid("ListTables", "{\"Limit\":101,\"ExclusiveStartTableName\":\"a;\"}",
-            "3 validation errors detected: Value '101' at 'limit' failed to satisfy constraint: "
-            "Member must have value less than or equal to 100; Value 'a;' at "
-            "'exclusiveStartTableName' failed to satisfy constraint: Member must satisfy regular "
-            "expression pattern: [a-zA-Z0-9_.-]+; Value 'a;' at 'exclusiveStartTableName' "
-            "failed to satisfy constraint: Member must have length greater than or equal to 3");
+            "3 validation errors detected: Value 'a;' at 'exclusiveStartTableName' failed to "
+            "satisfy constraint: Member must satisfy regular expression pattern: "
+            "[a-zA-Z0-9_.-]+; Value 'a;' at 'exclusiveStartTableName' failed to satisfy "
+            "constraint: Member must have length greater than or equal to 3; Value '101' at "
+            "'limit' failed to satisfy constraint: Member must have value less than or equal to "
+            "100");
     invalid("UpdateTable", "{\"TableName\":\"tb1\"}",
             "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, "
             "GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required");
@@ -299,10 +299,10 @@ static void test_item_request_errors(void **state)
     invalid("PutItem",
             "{\"TableName\":\"tb1\",\"Item\":{},\"ReturnValues\":\"ALL\","
             "\"ReturnConsumedCapacity\":\"X\",\"ReturnValuesOnConditionCheckFailure\":\"NEW\"}",
-            "3 validation errors detected: Value 'X' at 'returnConsumedCapacity' failed to "
-            "satisfy constraint: Member must satisfy enum value set: [INDEXES, TOTAL, NONE]; "
-            "Value 'ALL' at 'returnValues' failed to satisfy constraint: Member must satisfy "
-            "enum value set: [ALL_NEW, UPDATED_OLD, ALL_OLD, NONE, UPDATED_NEW]; Value 'NEW' at "
+            "3 validation errors detected: Value 'ALL' at 'returnValues' failed to satisfy "
+            "constraint: Member must satisfy enum value set: [ALL_NEW, UPDATED_OLD, ALL_OLD, "
+            "NONE, UPDATED_NEW]; Value 'X' at 'returnConsumedCapacity' failed to satisfy "
+            "constraint: Member must satisfy enum value set: [INDEXES, TOTAL, NONE]; Value 'NEW' at "
             "'returnValuesOnConditionCheckFailure' failed to satisfy constraint: Member must "
             "satisfy enum value set: [ALL_OLD, NONE]");
     invalid("PutItem",
@@ -443,12 +443,15 @@ static void test_batches(void **state)
             "{\"pk\":{\"S\":\"b\"},\"sk\":{\"N\":\"2.0\"}}]}}}",
             "Provided list of item keys contains duplicates");
     invalid("BatchGetItem", "{\"RequestItems\":{\"t\":{\"Keys\":[]}}}",
-            "2 validation errors detected: Value '{\"t\":{\"Keys\":[]}}' at 'requestItems' "
-            "failed to satisfy constraint: Map keys must satisfy constraint: [Member must have "
-            "length less than or equal to 255, Member must have length greater than or equal to "
-            "3, Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+]; Value '[]' at "
-            "'requestItems.t.member.keys' failed to satisfy constraint: Member must have length "
-            "greater than or equal to 1");
+            "1 validation error detected: Value '[]' at 'requestItems.t.member.keys' failed to "
+            "satisfy constraint: Member must have length greater than or equal to 1");
+    /* the table-name check comes after the modelled ones (a map's keys are TableArn) */
+    invalid("BatchGetItem", "{\"RequestItems\":{\"t\":{\"Keys\":[{}]}}}",
+            "1 validation error detected: Value '{t=com.amazonaws.dynamodb.v20120810."
+            "KeysAndAttributes@09626603}' at 'requestItems' failed to satisfy constraint: Map "
+            "keys must satisfy constraint: [Member must have length less than or equal to 255, "
+            "Member must have length greater than or equal to 3, Member must satisfy regular "
+            "expression pattern: [a-zA-Z0-9_.-]+]");
     invalid("BatchGetItem", "{\"RequestItems\":{}}",
             "1 validation error detected: Value '{}' at 'requestItems' failed to satisfy "
             "constraint: Member must have length greater than or equal to 1");
@@ -477,7 +480,9 @@ static void test_batches(void **state)
     char *out = NULL;
     assert_int_equal(run("BatchWriteItem", body, &out), KURA_E_INVALID);
     assert_non_null(strstr(out, want));
-    assert_non_null(strstr(out, "1 validation error detected: Value '{\\\"tb1\\\":[{"));
+    /* a structure prints as Java's Object.toString (validate_msg.c) */
+    assert_non_null(strstr(out, "1 validation error detected: Value '{tb1=[com.amazonaws.dynamodb."
+                                "v20120810.WriteRequest@"));
     kura_free(out);
     free(body);
     invalid("BatchWriteItem", "{\"RequestItems\":{\"tb1\":[{}]}}",

@@ -154,7 +154,7 @@ static void test_refusals(void **state)
         "2 validation errors detected: Value 'DES' at 'sSESpecification.sSEType' failed to "
         "satisfy constraint: Member must satisfy enum value set: [AES256, KMS]; Value 'X' at "
         "'tableClass' failed to satisfy constraint: Member must satisfy enum value set: "
-        "[STANDARD, STANDARD_INFREQUENT_ACCESS]");
+        "[STANDARD_INFREQUENT_ACCESS, STANDARD]");
     err("CreateTable", TABLE("bad") PPR ",\"OnDemandThroughput\":{\"MaxReadRequestUnits\":\"a\"}}",
         "SerializationException", "STRING_VALUE cannot be converted to Long");
     err("CreateTable", TABLE("bad") PROV ",\"OnDemandThroughput\":{\"MaxReadRequestUnits\":5}}",

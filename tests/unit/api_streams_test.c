@@ -134,31 +134,38 @@ static char *create_with_stream(kura_db *on, const char *name, const char *view)
 
 /* ---- StreamSpecification ---------------------------------------------------------------- */
 
+#define NO_ENABLED                                                                                 \
+    "1 validation error detected: Value null at 'streamSpecification.streamEnabled' failed to "    \
+    "satisfy constraint: Member must not be null"
+#define VIEW_SET                                                                                   \
+    "Member must satisfy enum value set: [OLD_IMAGE, KEYS_ONLY, NEW_AND_OLD_IMAGES, NEW_IMAGE]"
+#define BAD_VIEW(v_)                                                                               \
+    "1 validation error detected: Value '" v_ "' at 'streamSpecification.streamViewType' failed " \
+    "to satisfy constraint: " VIEW_SET
+
 static void test_stream_spec_errors(void **state)
 {
     (void)state;
     static const struct {
         const char *spec, *msg;
     } cases[] = {
-        {"{}", "Stream StreamEnabled was null"},
-        {"{\"StreamViewType\":\"KEYS_ONLY\"}", "Stream StreamEnabled was null"},
-        {"{\"StreamEnabled\":null,\"StreamViewType\":\"BAD\"}", "Stream StreamEnabled was null"},
-        {"{\"StreamEnabled\":true,\"StreamViewType\":\"BAD\"}", "Invalid StreamViewType: BAD"},
-        {"{\"StreamEnabled\":true,\"StreamViewType\":\"keys_only\"}",
-         "Invalid StreamViewType: keys_only"},
+        /* the model's constraints first: StreamEnabled is required, the view type an enum */
+        {"{}", NO_ENABLED},
+        {"{\"StreamViewType\":\"KEYS_ONLY\"}", NO_ENABLED},
+        {"{\"StreamEnabled\":null,\"StreamViewType\":\"BAD\"}",
+         "2 validation errors detected: Value null at 'streamSpecification.streamEnabled' failed "
+         "to satisfy constraint: Member must not be null; Value 'BAD' at "
+         "'streamSpecification.streamViewType' failed to satisfy constraint: " VIEW_SET},
+        {"{\"StreamEnabled\":true,\"StreamViewType\":\"BAD\"}", BAD_VIEW("BAD")},
+        {"{\"StreamEnabled\":true,\"StreamViewType\":\"keys_only\"}", BAD_VIEW("keys_only")},
+        {"{\"StreamEnabled\":true,\"StreamViewType\":\"\"}", BAD_VIEW("")},
+        {"{\"StreamEnabled\":false,\"StreamViewType\":\"BAD\"}", BAD_VIEW("BAD")},
+        {"{\"StreamEnabled\":false,\"StreamViewType\":\"\"}", BAD_VIEW("")},
+        /* then the operation's own checks */
         {"{\"StreamEnabled\":true}",
          "Invalid StreamViewType: Stream ViewType must not be null or empty when enabling "
          "streams."},
-        {"{\"StreamEnabled\":true,\"StreamViewType\":\"\"}",
-         "Invalid StreamViewType: Stream ViewType must not be null or empty when enabling "
-         "streams."},
         {"{\"StreamEnabled\":false,\"StreamViewType\":\"KEYS_ONLY\"}",
-         "Invalid StreamViewType: Stream StreamEnabled was false but a StreamViewType was "
-         "present."},
-        {"{\"StreamEnabled\":false,\"StreamViewType\":\"BAD\"}",
-         "Invalid StreamViewType: Stream StreamEnabled was false but a StreamViewType was "
-         "present."},
-        {"{\"StreamEnabled\":false,\"StreamViewType\":\"\"}",
          "Invalid StreamViewType: Stream StreamEnabled was false but a StreamViewType was "
          "present."},
     };
@@ -175,13 +182,16 @@ static void test_stream_spec_errors(void **state)
         invalid("UpdateTable", body, cases[i].msg);
         free(body);
     }
-    /* refused where the engine checks the specification: after the billing, for instance */
+    /* refused where the engine checks the specification (a specification the model's
+     * constraints accept): after the billing, for instance */
     for (int i = 0; i < 2; i++) {
         body = create_body("spec_bad", i ? "\"ProvisionedThroughput\":{\"ReadCapacityUnits\":1,"
                                            "\"WriteCapacityUnits\":1},\"StreamSpecification\":{"
-                                           "\"StreamEnabled\":true,\"StreamViewType\":\"BAD\"}"
+                                           "\"StreamEnabled\":true}"
                                          : "\"ProvisionedThroughput\":{\"ReadCapacityUnits\":1,"
-                                           "\"WriteCapacityUnits\":1},\"StreamSpecification\":{}");
+                                           "\"WriteCapacityUnits\":1},\"StreamSpecification\":{"
+                                           "\"StreamEnabled\":false,\"StreamViewType\":"
+                                           "\"KEYS_ONLY\"}");
         invalid("CreateTable", body,
                 INVALID "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when "
                         "BillingMode is PAY_PER_REQUEST");
@@ -197,7 +207,9 @@ static void test_stream_spec_errors(void **state)
     free(body);
     invalid("UpdateTable", "{\"TableName\":\"spec_plain\",\"StreamSpecification\":{"
                            "\"StreamEnabled\":\"yes\",\"StreamViewType\":\"BAD\"}}",
-            "Invalid StreamViewType: BAD");
+            "1 validation error detected: Value 'BAD' at 'streamSpecification.streamViewType' "
+            "failed to satisfy constraint: Member must satisfy enum value set: [OLD_IMAGE, "
+            "KEYS_ONLY, NEW_AND_OLD_IMAGES, NEW_IMAGE]");
     /* the engine's own checks, through UpdateTable */
     invalid("UpdateTable",
             "{\"TableName\":\"spec_plain\",\"StreamSpecification\":{\"StreamEnabled\":false}}",
@@ -332,10 +344,14 @@ static void test_request_errors(void **state)
             "satisfy constraint: Member must not be null");
     invalid("GetShardIterator", "{\"StreamArn\":\"" NO_ARN "\",\"ShardId\":\"" NO_SHARD "\","
                                 "\"ShardIteratorType\":\"BOGUS\"}",
-            "Invalid ShardIteratorType.");
+            "1 validation error detected: Value 'BOGUS' at 'shardIteratorType' failed to satisfy "
+            "constraint: Member must satisfy enum value set: [AFTER_SEQUENCE_NUMBER, LATEST, "
+            "AT_SEQUENCE_NUMBER, TRIM_HORIZON]");
     invalid("GetShardIterator", "{\"StreamArn\":\"" NO_ARN "\",\"ShardId\":\"" NO_SHARD "\","
                                 "\"ShardIteratorType\":\"latest\"}",
-            "Invalid ShardIteratorType.");
+            "1 validation error detected: Value 'latest' at 'shardIteratorType' failed to satisfy "
+            "constraint: Member must satisfy enum value set: [AFTER_SEQUENCE_NUMBER, LATEST, "
+            "AT_SEQUENCE_NUMBER, TRIM_HORIZON]");
     invalid("GetShardIterator",
             "{\"StreamArn\":\"" NO_ARN "\",\"ShardId\":\"" NO_SHARD "\","
             "\"ShardIteratorType\":\"LATEST\",\"SequenceNumber\":\"000000000000000000001\"}",

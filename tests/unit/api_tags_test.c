@@ -135,7 +135,9 @@ static void test_errors(void **state)
         inv, "Invalid TableArn: Invalid ResourceArn provided as input nonsense");
     err("ListTagsOfResource", "{\"ResourceArn\":\"arn:aws:dynamodb:r:12:table/a/b\"}", inv,
         "Invalid TableArn: Invalid ResourceArn provided as input arn:aws:dynamodb:r:12:table/a/b");
-    err("ListTagsOfResource", "{}", inv, "Invalid TableArn");
+    err("ListTagsOfResource", "{}", inv, "1 validation error detected: Value null at "
+                                         "'resourceArn' failed to satisfy constraint: Member must "
+                                         "not be null");
     err("ListTagsOfResource", "{\"ResourceArn\":\"" ARN "nope\"}", "ResourceNotFoundException",
         "Requested resource not found: ResourceArn: " ARN "nope not found");
     err("UntagResource",

@@ -175,29 +175,25 @@ static void test_write_constraints(void **state)
             "1 validation error detected: Value '[]' at 'transactItems' failed to satisfy "
             "constraint: Member must have length greater than or equal to 1");
     invalid(W, "{\"TransactItems\":[{\"Put\":{}}]}",
-            "2 validation errors detected: Value null at 'transactItems.1.member.put.tableName' "
-            "failed to satisfy constraint: Member must not be null; Value null at "
-            "'transactItems.1.member.put.item' failed to satisfy constraint: Member must not be "
-            "null");
+            "2 validation errors detected: Value null at 'transactItems.1.member.put.item' failed "
+            "to satisfy constraint: Member must not be null; Value null at "
+            "'transactItems.1.member.put.tableName' failed to satisfy constraint: Member must not "
+            "be null");
     invalid(W,
             "{\"TransactItems\":[{\"ConditionCheck\":{\"TableName\":\"tx1\",\"Key\":{\"pk\":{\"S\":"
             "\"a\"}}}},{\"Update\":{\"TableName\":\"tx1\",\"Key\":{\"pk\":{\"S\":\"b\"}}}},"
             "{\"Delete\":{\"TableName\":\"x\"}}]}",
-            "4 validation errors detected: Value null at "
+            "3 validation errors detected: Value null at "
             "'transactItems.1.member.conditionCheck.conditionExpression' failed to satisfy "
             "constraint: Member must not be null; Value null at "
             "'transactItems.2.member.update.updateExpression' failed to satisfy constraint: "
-            "Member must not be null; Value 'x' at 'transactItems.3.member.delete.tableName' "
-            "failed to satisfy constraint: Member must have length greater than or equal to 3; "
-            "Value null at 'transactItems.3.member.delete.key' failed to satisfy constraint: "
-            "Member must not be null");
+            "Member must not be null; Value null at 'transactItems.3.member.delete.key' failed to "
+            "satisfy constraint: Member must not be null");
     invalid(W,
             "{\"TransactItems\":[{\"Put\":{\"TableName\":\"a;b\",\"Item\":{},"
             "\"ReturnValuesOnConditionCheckFailure\":\"ALL_NEW\"}}],\"ReturnConsumedCapacity\":"
             "\"ALL\",\"ReturnItemCollectionMetrics\":\"BIG\",\"ClientRequestToken\":\"\"}",
-            "5 validation errors detected: Value 'a;b' at 'transactItems.1.member.put.tableName' "
-            "failed to satisfy constraint: Member must satisfy regular expression pattern: "
-            "[a-zA-Z0-9_.-]+; Value 'ALL_NEW' at "
+            "4 validation errors detected: Value 'ALL_NEW' at "
             "'transactItems.1.member.put.returnValuesOnConditionCheckFailure' failed to satisfy "
             "constraint: Member must satisfy enum value set: [ALL_OLD, NONE]; Value 'ALL' at "
             "'returnConsumedCapacity' failed to satisfy constraint: Member must satisfy enum "
@@ -211,12 +207,13 @@ static void test_write_constraints(void **state)
             "1 validation error detected: Value '0123456789012345678901234567890123456' at "
             "'clientRequestToken' failed to satisfy constraint: Member must have length less "
             "than or equal to 36");
-    /* 101 actions: the list is rendered as the other list constraints render theirs */
+    /* 101 actions: a list of structures prints as Java prints one (validate_msg.c) */
     char *body = many_puts(101, "k", "");
     char *out = NULL;
     assert_int_equal(run(W, body, &out), KURA_E_INVALID);
-    assert_non_null(strstr(out, "1 validation error detected: Value '[{\\\"Put\\\":{"));
-    assert_non_null(strstr(out, "}]' at 'transactItems' failed to satisfy constraint: Member "
+    assert_non_null(strstr(out, "1 validation error detected: Value '[com.amazonaws.dynamodb."
+                                "v20120810.TransactWriteItem@"));
+    assert_non_null(strstr(out, "]' at 'transactItems' failed to satisfy constraint: Member "
                                 "must have length less than or equal to 100\"}"));
     kura_free(out);
     free(body);
@@ -413,10 +410,10 @@ static void test_get(void **state)
             "failed to satisfy constraint: Member must satisfy enum value set: [INDEXES, TOTAL, "
             "NONE]");
     invalid(G, "{\"TransactItems\":[{\"Get\":{}}]}",
-            "2 validation errors detected: Value null at 'transactItems.1.member.get.tableName' "
-            "failed to satisfy constraint: Member must not be null; Value null at "
-            "'transactItems.1.member.get.key' failed to satisfy constraint: Member must not be "
-            "null");
+            "2 validation errors detected: Value null at 'transactItems.1.member.get.key' failed "
+            "to satisfy constraint: Member must not be null; Value null at "
+            "'transactItems.1.member.get.tableName' failed to satisfy constraint: Member must not "
+            "be null");
     serialization(G, "{\"TransactItems\":[{\"Get\":[]}]}",
                   "Unrecognized collection type class com.amazonaws.dynamodb.v20120810.Get");
     invalid(G,
