@@ -30,7 +30,8 @@ static const char *const enum_projection[] = {"ALL", "INCLUDE", "KEYS_ONLY", NUL
 
 #define F_TABLE_NAME_REQ                                                                           \
     {                                                                                              \
-        .name = "TableName", .type = AT_STRING, .flags = AF_REQUIRED | AF_TABLE_NAME | AF_NAME     \
+        .name = "TableName", .type = AT_STRING,                                                    \
+        .flags = AF_REQUIRED | AF_TABLE_NAME | AF_NAME | AF_TABLE_ARN                              \
     }
 #define F_INDEX_NAME                                                                               \
     {                                                                                              \
@@ -398,7 +399,10 @@ static kura_status run_create(api_call *c)
     kura_status s = decode_indexes(jd_object_get(c->req, F_LSI), &lsis);
     if (s == KURA_OK) s = decode_indexes(jd_object_get(c->req, F_GSI), &gsis);
     if (s == KURA_OK && tag_list) s = api_tags_decode(tag_list, &tags, &ntags);
+    const char *table = NULL;
+    if (s == KURA_OK) s = api_table_member(c, c->req, &table);
     if (s != KURA_OK) {
+        free(tags);
         free(lsis);
         free(gsis);
         return s;
@@ -426,7 +430,7 @@ static kura_status run_create(api_call *c)
         ks[i].range = strcmp(api_str(k, "KeyType"), "RANGE") == 0;
     }
     kura_create_table_req req = {
-        .table_name = api_str(c->req, "TableName"),
+        .table_name = table,
         .attribute_definitions = ad,
         .attribute_definitions_count = ndefs,
         .key_schema = ks,
@@ -464,15 +468,19 @@ static const api_field name_only_schema[] = {F_TABLE_NAME_REQ, API_F_END};
 static kura_status run_describe(api_call *c)
 {
     kura_table_description d;
-    kura_status s = kura_describe_table(c->db, api_str(c->req, "TableName"), &d);
-    return put_desc(c, "Table", s, &d);
+    const char *table = NULL;
+    kura_status s = api_table_member(c, c->req, &table);
+    if (s != KURA_OK) return s;
+    return put_desc(c, "Table", kura_describe_table(c->db, table, &d), &d);
 }
 
 static kura_status run_delete(api_call *c)
 {
     kura_table_description d;
-    kura_status s = kura_delete_table(c->db, api_str(c->req, "TableName"), &d);
-    return put_desc(c, "TableDescription", s, &d);
+    const char *table = NULL;
+    kura_status s = api_table_member(c, c->req, &table);
+    if (s != KURA_OK) return s;
+    return put_desc(c, "TableDescription", kura_delete_table(c->db, table, &d), &d);
 }
 
 const api_op api_op_describe_table = {"DescribeTable", name_only_schema, run_describe};
@@ -618,9 +626,11 @@ static kura_status run_update(api_call *c)
         ad[i].attribute_name = api_str(d, "AttributeName");
         ad[i].attribute_type = strcmp(t, "S") == 0 ? KURA_S : strcmp(t, "N") == 0 ? KURA_N : KURA_B;
     }
+    const char *table = NULL;
+    if (s == KURA_OK) s = api_table_member(c, c->req, &table);
     if (s == KURA_OK) {
         kura_update_table_req req = {
-            .table_name = api_str(c->req, "TableName"),
+            .table_name = table,
             .billing_mode = decode_billing(c->req),
             .has_deletion_protection = jd_object_get(c->req, "DeletionProtectionEnabled") != NULL,
             .deletion_protection_enabled = api_bool(c->req, "DeletionProtectionEnabled", false),

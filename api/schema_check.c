@@ -122,6 +122,23 @@ static bool name_ok(const char *s, size_t n)
     return true;
 }
 
+/* With AF_TABLE_ARN: whether s is "arn:aws:dynamodb:<region>:<account>:table/<name>", up to
+ * 1024 long, its name 3..255 of the name pattern (DynamoDB's TableArn stands in for a
+ * TableName: such a value needs none of the name's checks). */
+static bool table_arn_ok(const char *s, size_t n)
+{
+    arn_parts p;
+    if (n > 1024 || strlen(s) != n || !arn_split(s, &p) || p.rest) return false;
+    size_t units = api_utf16_len(p.table, p.table_len);
+    return units >= 3 && units <= 255 && name_ok(p.table, p.table_len);
+}
+
+static bool is_table_arn(const api_field *f, const jd_t *v)
+{
+    return (f->flags & AF_TABLE_ARN) && jd_is_string(v) &&
+           table_arn_ok(jd_string_value(v), jd_string_length(v));
+}
+
 static size_t json_len(const jd_t *v)
 {
     if (jd_is_string(v)) return api_utf16_len(jd_string_value(v), jd_string_length(v));
@@ -164,6 +181,7 @@ static void check_map_members(const path *at, const jd_t *data, const api_field 
         jd_object_foreach((jd_t *)data, key, val)
         {
             size_t klen = strlen(key), units = api_utf16_len(key, klen);
+            if ((f->flags & AF_TABLE_ARN) && table_arn_ok(key, klen)) continue;
             if (units < 3 || units > 255 || !name_ok(key, klen))
                 add_error(e, at, data,
                           "Map keys must satisfy constraint: [Member must have length less than "
@@ -222,7 +240,7 @@ static void check_field(const path *parent, const char *attr, const jd_t *data,
     bool is_member = strcmp(attr, "member") == 0;
     if (((f->flags & AF_NOT_NULL) || (is_member && structure)) && (!data || jd_is_null(data)))
         add_error(e, &at, NULL, "Member must not be null");
-    if (!data || jd_is_null(data)) return;
+    if (!data || jd_is_null(data) || is_table_arn(f, data)) return;
     if ((f->flags & AF_NAME) && !name_ok(jd_string_value(data), jd_string_length(data)))
         add_error(e, &at, data, API_MSG_NAME_PATTERN);
     if (f->enums) check_enum(&at, data, f, e);
@@ -258,7 +276,7 @@ kura_status api_check_constraints(jd_t *req, const api_field *fields)
             return api_err(KURA_E_INVALID,
                            "The parameter '%s' is required but was not present in the request",
                            f->name);
-        if ((f->flags & AF_TABLE_NAME) && jd_is_string(v) &&
+        if ((f->flags & AF_TABLE_NAME) && jd_is_string(v) && !is_table_arn(f, v) &&
             (json_len(v) < 3 || json_len(v) > 255))
             return api_err(KURA_E_INVALID,
                            "%s must be at least 3 characters long and at most 255 characters "
