@@ -12,7 +12,8 @@
  *   3. everything else is kura_transact_write_items': the expressions, duplicate items
  *      ("Transaction request cannot include multiple operations on one item"), the tables.
  * TransactGetItems: each Get's Key, then each Get's ExpressionAttributeNames, then
- * kura_transact_get_items.
+ * kura_transact_get_items, which cancels the transaction (below) for a Key that does not
+ * match its table's key schema, as DynamoDB does.
  *
  * Responses, in the member order of DynamoDB's model (also DynamoDB Local's):
  *   TransactWriteItems  {} plus "ConsumedCapacity" (a list, one entry per table) and
@@ -398,7 +399,17 @@ static kura_status run_transact_get(api_call *c)
         kura_transact_get_req req = {items, n, api_rcc(c->req)};
         kura_transact_get_res res;
         memset(&res, 0, sizeof res);
-        s = api_engine(kura_transact_get_items(c->db, &req, &res));
+        s = kura_transact_get_items(c->db, &req, &res);
+        if (s == KURA_E_TXN_CANCELED) { /* a Key not of its table's schema */
+            kura_transact_write_res r = {.cancellation_reasons = res.cancellation_reasons,
+                                         .cancellation_reason_count =
+                                             res.cancellation_reason_count};
+            res.cancellation_reasons = NULL;
+            res.cancellation_reason_count = 0;
+            s = cancelled(c, &r);
+        } else {
+            s = api_engine(s);
+        }
         if (s == KURA_OK) {
             s = put_capacities(c, res.consumed_capacity, res.consumed_capacity_count,
                                req.return_consumed_capacity, false);
