@@ -218,8 +218,8 @@ static kura_status put_capacities(api_call *c, const kura_consumed_capacity *cc,
     for (size_t i = 0; s == KURA_OK && i < n; i++)
         if (cc[i].present && (s = jw_sep(&c->out)) == KURA_OK)
             s = write_capacity(&c->out,
-                               cc[i].table_name ? api_table_shown(c, cc[i].table_name) : "",
-                               &cc[i], mode, parts_split);
+                               cc[i].table_name ? api_table_shown(c, cc[i].table_name) : "", &cc[i],
+                               mode, parts_split);
     return s == KURA_OK ? jw_raw(&c->out, "]") : s;
 }
 

@@ -286,8 +286,8 @@ static bool check_expires(const sigv4_request *req, time_t t, time_t now, const 
 static bool query_precheck(const sigv4_request *req, const char *access_key, time_t now,
                            sigv4_auth *auth_out, sigv4_error *err)
 {
-    static const char *const names[5] = {"X-Amz-Algorithm", "X-Amz-Credential",
-                                         "X-Amz-Signature", "X-Amz-SignedHeaders", "X-Amz-Date"};
+    static const char *const names[5] = {"X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Signature",
+                                         "X-Amz-SignedHeaders", "X-Amz-Date"};
     const char *v[5];
     char msg[sizeof err->message] = "";
     size_t n = 0;
@@ -309,7 +309,8 @@ static bool query_precheck(const sigv4_request *req, const char *access_key, tim
                     "http://en.wikipedia.org/wiki/ISO_8601",
                     v[4]);
     memcpy(a.amz_date, v[4], 17);
-    if (!check_expires(req, t, now, &a, err) || !check_rest(&a, v[0], strlen(v[0]), access_key, err))
+    if (!check_expires(req, t, now, &a, err) ||
+        !check_rest(&a, v[0], strlen(v[0]), access_key, err))
         return false;
     *auth_out = a;
     return true;
@@ -391,8 +392,8 @@ static char *signed_canonical_request(const sigv4_request *req, const sigv4_auth
     r.query_count = 0;
     for (size_t i = 0; i < req->query_count; i++)
         if (strcmp(req->query[i].name, "X-Amz-Signature") != 0) q[r.query_count++] = req->query[i];
-    char *creq = sigv4_canonical_request(&r, auth->signed_headers, auth->signed_headers_len,
-                                         payload_hash);
+    char *creq =
+        sigv4_canonical_request(&r, auth->signed_headers, auth->signed_headers_len, payload_hash);
     free(q);
     return creq;
 }

@@ -131,8 +131,7 @@ static void test_table_operations_by_arn(void **state)
     j = ok("eu-west-1", "DescribeTable", "{\"TableName\":\"" EU_ARN "\"}");
     expect(j, "Table.TableArn", EU_ARN);
     json_decref(j);
-    j = ok(NULL, "UpdateTable",
-           "{\"TableName\":\"" ARN "\",\"DeletionProtectionEnabled\":false}");
+    j = ok(NULL, "UpdateTable", "{\"TableName\":\"" ARN "\",\"DeletionProtectionEnabled\":false}");
     expect(j, "TableDescription.TableName", "tab");
     json_decref(j);
     j = ok(NULL, "UpdateTimeToLive",
@@ -186,7 +185,8 @@ static void test_item_operations_by_arn(void **state)
     expect(j, "ConsumedCapacity.TableName", ARN);
     json_decref(j);
     j = ok(NULL, "Scan",
-           "{\"TableName\":\"" ARN "\",\"IndexName\":\"lsi1\",\"ReturnConsumedCapacity\":\"TOTAL\"}");
+           "{\"TableName\":\"" ARN
+           "\",\"IndexName\":\"lsi1\",\"ReturnConsumedCapacity\":\"TOTAL\"}");
     expect(j, "Items.0.l.S", "x");
     expect(j, "ConsumedCapacity.TableName", ARN);
     json_decref(j);
@@ -204,11 +204,12 @@ static void test_batch_keyed_as_requested(void **state)
 {
     (void)state;
     create_by_arn();
-    json_t *j = ok(NULL, "BatchWriteItem",
-                   "{\"RequestItems\":{\"" ARN "\":[{\"PutRequest\":{\"Item\":{\"pk\":{\"S\":"
-                   "\"a\"},\"sk\":{\"S\":\"1\"},\"l\":{\"S\":\"x\"}}}},{\"PutRequest\":{\"Item\":"
-                   "{\"pk\":{\"S\":\"a\"},\"sk\":{\"S\":\"2\"}}}}]},"
-                   "\"ReturnConsumedCapacity\":\"TOTAL\",\"ReturnItemCollectionMetrics\":\"SIZE\"}");
+    json_t *j =
+        ok(NULL, "BatchWriteItem",
+           "{\"RequestItems\":{\"" ARN "\":[{\"PutRequest\":{\"Item\":{\"pk\":{\"S\":"
+           "\"a\"},\"sk\":{\"S\":\"1\"},\"l\":{\"S\":\"x\"}}}},{\"PutRequest\":{\"Item\":"
+           "{\"pk\":{\"S\":\"a\"},\"sk\":{\"S\":\"2\"}}}}]},"
+           "\"ReturnConsumedCapacity\":\"TOTAL\",\"ReturnItemCollectionMetrics\":\"SIZE\"}");
     expect(j, "ConsumedCapacity.0.TableName", ARN);
     const json_t *m = json_object_get(json_object_get(j, "ItemCollectionMetrics"), ARN);
     assert_int_equal(json_array_size(m), 2);
@@ -275,8 +276,9 @@ static void test_other_scope_and_malformed(void **state)
         "ValidationException",
         "1 validation error detected: Value '" ARN "/index/lsi1' at 'tableName' failed to "
         "satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+");
-    err(NULL, "DescribeTable", "{\"TableName\":\"arn:aws:dynamodb:us-east-1:000000000000:table/"
-                               "a\"}",
+    err(NULL, "DescribeTable",
+        "{\"TableName\":\"arn:aws:dynamodb:us-east-1:000000000000:table/"
+        "a\"}",
         "ValidationException",
         "1 validation error detected: Value 'arn:aws:dynamodb:us-east-1:000000000000:table/a' at "
         "'tableName' failed to satisfy constraint: Member must satisfy regular expression "

@@ -464,11 +464,11 @@ static void test_get(void **state)
 #define GET2(k) "{\"Get\":{\"TableName\":\"tx2\",\"Key\":" k "}}"
 #define R_NONE "{\"Code\":\"None\"}"
 #define R_BAD                                                                                      \
-    "{\"Code\":\"ValidationError\",\"Message\":\"The provided key element does not match the "   \
+    "{\"Code\":\"ValidationError\",\"Message\":\"The provided key element does not match the "     \
     "schema\"}"
 #define CANCELLED(reasons, codes)                                                                  \
-    "{\"__type\":\"" T "TransactionCanceledException\",\"CancellationReasons\":[" reasons         \
-    "],\"Message\":\"Transaction cancelled, please refer cancellation reasons for specific "      \
+    "{\"__type\":\"" T "TransactionCanceledException\",\"CancellationReasons\":[" reasons          \
+    "],\"Message\":\"Transaction cancelled, please refer cancellation reasons for specific "       \
     "reasons [" codes "]\"}"
 static void get_cancelled(const char *items, const char *want)
 {
@@ -489,8 +489,9 @@ static void test_get_cancelled(void **state)
                   CANCELLED(R_BAD, "ValidationError"));
     get_cancelled(GET1("{\"pk\":{\"S\":\"r1\"},\"x\":{\"S\":\"1\"}}"),
                   CANCELLED(R_BAD, "ValidationError"));
-    get_cancelled(GET1("{}") "," GET1("{\"pk\":{\"S\":\"r1\"}}") "," GET1("{\"pk\":{\"B\":\"YQ==\"}}"),
-                  CANCELLED(R_BAD "," R_NONE "," R_BAD, "ValidationError, None, ValidationError"));
+    get_cancelled(
+        GET1("{}") "," GET1("{\"pk\":{\"S\":\"r1\"}}") "," GET1("{\"pk\":{\"B\":\"YQ==\"}}"),
+        CANCELLED(R_BAD "," R_NONE "," R_BAD, "ValidationError, None, ValidationError"));
     /* a mismatch before a missing table, or before a duplicate: cancelled */
     get_cancelled(GET1("{}") ",{\"Get\":{\"TableName\":\"nope\",\"Key\":{}}}",
                   CANCELLED(R_BAD "," R_NONE, "ValidationError, None"));
