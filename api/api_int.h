@@ -51,7 +51,21 @@ typedef struct api_call {
                       * with: ctx's, else the database's (engine/arn.h) */
     bool not_json; /* the body is not JSON: answered as DynamoDB's front end does, with
                     * {"__type":"com.amazon.coral.service#SerializationException"} alone */
+    jd_t *tables_given; /* {table name: the ARN the request named it by}, in doc; NULL until
+                         * a table is named by ARN (table_arn.c) */
 } api_call;
+
+/* ---- Tables named by ARN (table_arn.c) ---------------------------------------------------- */
+
+/* The table a (schema-checked) TableName or RequestItems key names: `given` itself when it is
+ * a name; the table part of a table ARN in c->scope (a string in c->doc, remembered for
+ * api_table_shown); ResourceNotFoundException "Requested resource not found" for an ARN of
+ * another region or account. Called where the operation's table is looked up. */
+kura_status api_table_name(api_call *c, const char *given, const char **name_out);
+/* api_table_name of obj's "TableName" member. */
+kura_status api_table_member(api_call *c, const jd_t *obj, const char **name_out);
+/* How the response names table `name`: the ARN the request named it by, else `name`. */
+const char *api_table_shown(const api_call *c, const char *name);
 
 typedef struct api_op {
     const char *name;
@@ -198,8 +212,9 @@ kura_status api_map_member(const jd_t *obj, const char *name, kura_value **out);
 kura_status api_out_json(api_call *c, const char *key, jd_t *v);
 kura_status api_out_item(api_call *c, const char *key, const kura_value *m);
 kura_status api_out_int(api_call *c, const char *key, int64_t v);
-/* The ConsumedCapacity object of one table: {"TableName", "CapacityUnits"[, "Table"]}. */
-kura_status api_write_capacity(kbuf *b, const kura_consumed_capacity *cc,
+/* The ConsumedCapacity object of one table: {"TableName", "CapacityUnits"[, "Table"]}, the
+ * table named as c's request named it (api_table_shown). */
+kura_status api_write_capacity(const api_call *c, kbuf *b, const kura_consumed_capacity *cc,
                                kura_return_capacity mode);
 /* "ConsumedCapacity": that object, when cc is present and asked for. */
 kura_status api_out_capacity(api_call *c, const kura_consumed_capacity *cc,
@@ -209,8 +224,8 @@ kura_status api_write_metrics(kbuf *b, const kura_item_collection_metrics *m);
 /* "ItemCollectionMetrics": that object, when m is present (SIZE on a table with an LSI). */
 kura_status api_out_metrics(api_call *c, const kura_item_collection_metrics *m);
 /* "ItemCollectionMetrics": {"<table>": [one object per entry], ...} of a multi-item write
- * (BatchWriteItem, TransactWriteItems), the tables in order of their first entry; nothing
- * when n is 0. */
+ * (BatchWriteItem, TransactWriteItems), the tables in order of their first entry (named as
+ * the request named them, api_table_shown); nothing when n is 0. */
 kura_status api_out_metrics_by_table(api_call *c, const kura_item_collection_metrics *m, size_t n);
 /* The whole-item size check DynamoDB makes while validating a request. */
 kura_status api_check_item_size(const kura_value *item);
@@ -225,8 +240,8 @@ extern const api_field api_expected_value, api_condition_value, api_string_elem;
 
 #define API_F_TABLE_NAME                                                                           \
     {                                                                                              \
-        .name = "TableName", .type = AT_STRING, .flags = AF_NOT_NULL | AF_NAME, .min_len = 3,      \
-        .max_len = 255                                                                             \
+        .name = "TableName", .type = AT_STRING, .flags = AF_NOT_NULL | AF_NAME | AF_TABLE_ARN,     \
+        .min_len = 3, .max_len = 255                                                               \
     }
 #define API_F_RCC                                                                                  \
     {                                                                                              \

@@ -26,7 +26,7 @@ static kura_status put_capacities(api_call *c, const kura_consumed_capacity *con
     if (s == KURA_OK) s = jw_raw(&c->out, "[");
     for (size_t i = 0; s == KURA_OK && i < n; i++)
         if (cc[i]->present && (s = jw_sep(&c->out)) == KURA_OK)
-            s = api_write_capacity(&c->out, cc[i], rcc);
+            s = api_write_capacity(c, &c->out, cc[i], rcc);
     return s == KURA_OK ? jw_raw(&c->out, "]") : s;
 }
 
@@ -68,7 +68,7 @@ static const api_field batch_get_schema[] = {
     API_F_RCC,
     {.name = "RequestItems",
      .type = AT_MAP,
-     .flags = AF_NOT_NULL | AF_KEYS_NAME,
+     .flags = AF_NOT_NULL | AF_KEYS_NAME | AF_TABLE_ARN,
      .subtype = "KeysAndAttributes",
      .elem = &keys_and_attrs,
      .min_len = 1},
@@ -76,7 +76,8 @@ static const api_field batch_get_schema[] = {
 };
 
 typedef struct get_state {
-    kura_batch_get_table *tables;
+    kura_batch_get_table *tables; /* table_name: the name the request's key names */
+    const char **given;           /* each table's RequestItems key (a name or an ARN) */
     api_expr *exprs;
     size_t n;
 } get_state;
@@ -88,6 +89,7 @@ static void get_state_free(get_state *g)
         api_expr_free(&g->exprs[i]);
     }
     free(g->tables);
+    free(g->given);
     free(g->exprs);
 }
 
@@ -139,14 +141,15 @@ static kura_status write_unprocessed(kbuf *b, const jd_t *orig, const kura_value
     return s == KURA_OK ? jw_raw(b, "}") : s;
 }
 
-/* "Responses" (every table, also without items), "UnprocessedKeys", "ConsumedCapacity". */
+/* "Responses" (every table, also without items), "UnprocessedKeys", "ConsumedCapacity"; the
+ * first two keyed as RequestItems was (a table named by ARN is answered under the ARN). */
 static kura_status put_batch_get(api_call *c, const get_state *g, const jd_t *orig,
                                  kura_batch_get_res *res, kura_return_capacity rcc)
 {
     kura_status s = jw_key(&c->out, "Responses", 9);
     if (s == KURA_OK) s = jw_raw(&c->out, "{");
     for (size_t i = 0; s == KURA_OK && i < g->n; i++) {
-        const char *name = g->tables[i].table_name;
+        const char *name = g->given[i];
         s = jw_key(&c->out, name, strlen(name));
         if (s == KURA_OK) s = write_items(&c->out, res->tables[i].items);
     }
@@ -156,7 +159,7 @@ static kura_status put_batch_get(api_call *c, const get_state *g, const jd_t *or
     const kura_consumed_capacity *cc[g->n ? g->n : 1];
     for (size_t i = 0; s == KURA_OK && i < g->n; i++) {
         const kura_batch_get_table_res *t = &res->tables[i];
-        const char *name = g->tables[i].table_name;
+        const char *name = g->given[i];
         if (kura_value_count(t->unprocessed_keys) > 0) {
             s = jw_key(&c->out, name, strlen(name));
             if (s == KURA_OK)
@@ -176,16 +179,19 @@ static kura_status run_batch_get(api_call *c)
     kura_status s = api_legacy(c);
     const jd_t *items = jd_object_get(c->req, "RequestItems");
     size_t n = jd_object_size(items), total = 0;
-    get_state g = {calloc(n, sizeof *g.tables), calloc(n, sizeof *g.exprs), 0};
-    if (s == KURA_OK && (!g.tables || !g.exprs)) s = API_NOMEM();
+    get_state g = {calloc(n, sizeof *g.tables), calloc(n, sizeof *g.given),
+                   calloc(n, sizeof *g.exprs), 0};
+    if (s == KURA_OK && (!g.tables || !g.given || !g.exprs)) s = API_NOMEM();
     const char *name;
     jd_t *t;
     jd_object_foreach((jd_t *)items, name, t)
     {
         if (s != KURA_OK) break;
         s = decode_get_table(name, t, &g.tables[g.n], &g.exprs[g.n], &total);
-        g.n++;
+        g.given[g.n++] = name;
     }
+    for (size_t i = 0; s == KURA_OK && i < g.n; i++)
+        s = api_table_name(c, g.given[i], &g.tables[i].table_name);
     if (s == KURA_OK) {
         kura_batch_get_req req = {g.tables, g.n, api_rcc(c->req)};
         kura_batch_get_res res = {NULL, 0};
@@ -231,7 +237,7 @@ static const api_field batch_write_schema[] = {
     API_F_RICM,
     {.name = "RequestItems",
      .type = AT_MAP,
-     .flags = AF_NOT_NULL | AF_KEYS_NAME,
+     .flags = AF_NOT_NULL | AF_KEYS_NAME | AF_TABLE_ARN,
      .subtype = "java.util.List<com.amazonaws.dynamodb.v20120810.WriteRequest>",
      .elem = &write_list,
      .min_len = 1,
@@ -277,6 +283,8 @@ static kura_status run_batch_write(api_call *c)
         for (size_t i = 0; s == KURA_OK && i < jd_array_size(list); i++)
             if ((s = decode_write(name, jd_array_get(list, i), &reqs[n])) == KURA_OK) n++;
     }
+    for (size_t i = 0; s == KURA_OK && i < n; i++)
+        s = api_table_name(c, reqs[i].table_name, &reqs[i].table_name);
     if (s == KURA_OK) {
         kura_batch_write_req req = {reqs, n, api_rcc(c->req), api_ricm(c->req)};
         kura_batch_write_res res = {NULL, 0, NULL, 0};

@@ -371,9 +371,10 @@ static kura_status put_index_units(kbuf *b, const kura_consumed_capacity *cc, bo
  *   {"TableName":"T","CapacityUnits":4.0,"Table":{"CapacityUnits":1.0},
  *    "LocalSecondaryIndexes":{"L":{"CapacityUnits":1.0}},
  *    "GlobalSecondaryIndexes":{"G":{"CapacityUnits":1.0},"H":{"CapacityUnits":1.0}}} */
-kura_status api_write_capacity(kbuf *b, const kura_consumed_capacity *cc, kura_return_capacity mode)
+kura_status api_write_capacity(const api_call *c, kbuf *b, const kura_consumed_capacity *cc,
+                               kura_return_capacity mode)
 {
-    const char *name = cc->table_name ? cc->table_name : "";
+    const char *name = cc->table_name ? api_table_shown(c, cc->table_name) : "";
     kura_status s = jw_raw(b, "{\"TableName\":");
     if (s == KURA_OK) s = jw_string(b, name, strlen(name));
     if (s == KURA_OK) s = jw_raw(b, ",\"CapacityUnits\":");
@@ -393,7 +394,7 @@ kura_status api_out_capacity(api_call *c, const kura_consumed_capacity *cc,
 {
     if (!cc->present || mode == KURA_CAPACITY_NONE) return KURA_OK;
     kura_status s = jw_key(&c->out, "ConsumedCapacity", 16);
-    return s == KURA_OK ? api_write_capacity(&c->out, cc, mode) : s;
+    return s == KURA_OK ? api_write_capacity(c, &c->out, cc, mode) : s;
 }
 
 kura_status api_write_metrics(kbuf *b, const kura_item_collection_metrics *m)
@@ -424,7 +425,8 @@ kura_status api_out_metrics_by_table(api_call *c, const kura_item_collection_met
         for (size_t j = 0; j < i && first; j++)
             first = strcmp(m[j].table_name, m[i].table_name) != 0;
         if (!first) continue;
-        s = jw_key(&c->out, m[i].table_name, strlen(m[i].table_name));
+        const char *shown = api_table_shown(c, m[i].table_name);
+        s = jw_key(&c->out, shown, strlen(shown));
         if (s == KURA_OK) s = jw_raw(&c->out, "[");
         for (size_t j = i; s == KURA_OK && j < n; j++) {
             if (strcmp(m[j].table_name, m[i].table_name) != 0) continue;

@@ -79,12 +79,13 @@ static kura_status run_put(api_call *c)
 {
     kura_value *item = NULL;
     api_expr e = {NULL, NULL};
-    kura_put_item_req req = {.table_name = api_str(c->req, "TableName")};
+    kura_put_item_req req = {.table_name = NULL};
     kura_status s = api_legacy(c);
     if (s == KURA_OK) s = api_map_member(c->req, "Item", &item);
     if (s == KURA_OK) s = check_old_only(c->req, &req.return_values);
     if (s == KURA_OK) s = api_check_item_size(item);
     if (s == KURA_OK) s = api_expr_decode(c->req, true, &e);
+    if (s == KURA_OK) s = api_table_member(c, c->req, &req.table_name);
     if (s == KURA_OK) {
         req.item = item;
         req.condition_expression = api_str(c->req, "ConditionExpression");
@@ -121,11 +122,13 @@ static kura_status run_get(api_call *c)
     kura_value *key = NULL;
     api_expr e = {NULL, NULL};
     kura_status s = api_legacy(c);
+    const char *table = NULL;
     if (s == KURA_OK) s = api_map_member(c->req, "Key", &key);
     if (s == KURA_OK) s = api_expr_decode(c->req, false, &e);
+    if (s == KURA_OK) s = api_table_member(c, c->req, &table);
     if (s == KURA_OK) {
         kura_get_item_req req = {
-            .table_name = api_str(c->req, "TableName"),
+            .table_name = table,
             .key = key,
             .consistent_read = api_bool(c->req, "ConsistentRead", false),
             .projection_expression = api_str(c->req, "ProjectionExpression"),
@@ -182,11 +185,13 @@ static kura_status run_update(api_call *c)
     kura_value *key = NULL;
     api_expr e = {NULL, NULL};
     kura_status s = api_legacy(c);
+    const char *table = NULL;
     if (s == KURA_OK) s = api_map_member(c->req, "Key", &key);
     if (s == KURA_OK) s = api_expr_decode(c->req, true, &e);
+    if (s == KURA_OK) s = api_table_member(c, c->req, &table);
     if (s == KURA_OK) {
         kura_update_item_req req = {
-            .table_name = api_str(c->req, "TableName"),
+            .table_name = table,
             .key = key,
             .update_expression = api_str(c->req, "UpdateExpression"),
             .condition_expression = api_str(c->req, "ConditionExpression"),
@@ -229,11 +234,12 @@ static kura_status run_delete(api_call *c)
 {
     kura_value *key = NULL;
     api_expr e = {NULL, NULL};
-    kura_delete_item_req req = {.table_name = api_str(c->req, "TableName")};
+    kura_delete_item_req req = {.table_name = NULL};
     kura_status s = api_legacy(c);
     if (s == KURA_OK) s = api_map_member(c->req, "Key", &key);
     if (s == KURA_OK) s = check_old_only(c->req, &req.return_values);
     if (s == KURA_OK) s = api_expr_decode(c->req, true, &e);
+    if (s == KURA_OK) s = api_table_member(c, c->req, &req.table_name);
     if (s == KURA_OK) {
         req.key = key;
         req.condition_expression = api_str(c->req, "ConditionExpression");

@@ -99,10 +99,12 @@ static kura_status run_query(api_call *c)
     if (s == KURA_OK && !jd_object_get(c->req, "KeyConditionExpression"))
         s = api_err(KURA_E_INVALID, "Either the KeyConditions or KeyConditionExpression "
                                     "parameter must be specified in the request.");
+    const char *table = NULL;
     if (s == KURA_OK) s = api_expr_decode(c->req, true, &e);
+    if (s == KURA_OK) s = api_table_member(c, c->req, &table);
     if (s == KURA_OK) {
         kura_query_req req = {
-            .table_name = api_str(c->req, "TableName"),
+            .table_name = table,
             .index_name = api_str(c->req, "IndexName"),
             .key_condition_expression = api_str(c->req, "KeyConditionExpression"),
             .filter_expression = api_str(c->req, "FilterExpression"),
@@ -178,11 +180,13 @@ static kura_status run_scan(api_call *c)
     kura_status s = api_legacy(c);
     if (s == KURA_OK) s = decode_start_key(c->req, &start);
     if (s == KURA_OK) s = check_segments(c->req);
+    const char *table = NULL;
     if (s == KURA_OK) s = api_expr_decode(c->req, true, &e);
+    if (s == KURA_OK) s = api_table_member(c, c->req, &table);
     if (s == KURA_OK) {
         const jd_t *seg = jd_object_get(c->req, "Segment");
         kura_scan_req req = {
-            .table_name = api_str(c->req, "TableName"),
+            .table_name = table,
             .index_name = api_str(c->req, "IndexName"),
             .filter_expression = api_str(c->req, "FilterExpression"),
             .projection_expression = api_str(c->req, "ProjectionExpression"),

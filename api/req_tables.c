@@ -30,7 +30,8 @@ static const char *const enum_projection[] = {"ALL", "INCLUDE", "KEYS_ONLY", NUL
 
 #define F_TABLE_NAME_REQ                                                                           \
     {                                                                                              \
-        .name = "TableName", .type = AT_STRING, .flags = AF_REQUIRED | AF_TABLE_NAME | AF_NAME     \
+        .name = "TableName", .type = AT_STRING,                                                    \
+        .flags = AF_REQUIRED | AF_TABLE_NAME | AF_NAME | AF_TABLE_ARN                              \
     }
 #define F_INDEX_NAME                                                                               \
     {                                                                                              \
@@ -417,7 +418,10 @@ static kura_status run_create(api_call *c)
     if (s == KURA_OK) s = decode_indexes(jd_object_get(c->req, F_LSI), &lsis);
     if (s == KURA_OK) s = decode_indexes(jd_object_get(c->req, F_GSI), &gsis);
     if (s == KURA_OK && tag_list) s = api_tags_decode(tag_list, &tags, &ntags);
+    const char *table = NULL;
+    if (s == KURA_OK) s = api_table_member(c, c->req, &table);
     if (s != KURA_OK) {
+        free(tags);
         free(lsis);
         free(gsis);
         return s;
@@ -445,7 +449,7 @@ static kura_status run_create(api_call *c)
         ks[i].range = strcmp(api_str(k, "KeyType"), "RANGE") == 0;
     }
     kura_create_table_req req = {
-        .table_name = api_str(c->req, "TableName"),
+        .table_name = table,
         .attribute_definitions = ad,
         .attribute_definitions_count = ndefs,
         .key_schema = ks,
@@ -488,8 +492,10 @@ static const api_field name_only_schema[] = {F_TABLE_NAME_REQ, API_F_END};
 static kura_status run_describe(api_call *c)
 {
     kura_table_description d;
-    kura_status s = kura_describe_table(c->db, api_str(c->req, "TableName"), &d);
-    return put_desc(c, "Table", s, &d);
+    const char *table = NULL;
+    kura_status s = api_table_member(c, c->req, &table);
+    if (s != KURA_OK) return s;
+    return put_desc(c, "Table", kura_describe_table(c->db, table, &d), &d);
 }
 
 /* DeleteTable's description has no schema, creation time or indexes: the members of the
@@ -504,7 +510,10 @@ static kura_status run_delete(api_call *c)
                                          "GlobalSecondaryIndexes", "OnDemandThroughput",
                                          "WarmThroughput"};
     kura_table_description d;
-    kura_status s = kura_delete_table(c->db, api_str(c->req, "TableName"), &d);
+    const char *table = NULL;
+    kura_status s = api_table_member(c, c->req, &table);
+    if (s != KURA_OK) return s;
+    s = kura_delete_table(c->db, table, &d);
     if (s != KURA_OK) return api_engine(s);
     jd_t *o = desc_json(c->doc, &c->scope, &d);
     kura_table_description_free(&d);
@@ -667,9 +676,11 @@ static kura_status run_update(api_call *c)
         ad[i].attribute_name = api_str(d, "AttributeName");
         ad[i].attribute_type = strcmp(t, "S") == 0 ? KURA_S : strcmp(t, "N") == 0 ? KURA_N : KURA_B;
     }
+    const char *table = NULL;
+    if (s == KURA_OK) s = api_table_member(c, c->req, &table);
     if (s == KURA_OK) {
         kura_update_table_req req = {
-            .table_name = api_str(c->req, "TableName"),
+            .table_name = table,
             .billing_mode = decode_billing(c->req),
             .has_deletion_protection = jd_object_get(c->req, "DeletionProtectionEnabled") != NULL,
             .deletion_protection_enabled = api_bool(c->req, "DeletionProtectionEnabled", false),

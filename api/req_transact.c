@@ -12,7 +12,8 @@
  *   3. everything else is kura_transact_write_items': the expressions, duplicate items
  *      ("Transaction request cannot include multiple operations on one item"), the tables.
  * TransactGetItems: each Get's Key, then each Get's ExpressionAttributeNames, then
- * kura_transact_get_items.
+ * kura_transact_get_items, which cancels the transaction (below) for a Key that does not
+ * match its table's key schema, as DynamoDB does.
  *
  * Responses, in the member order of DynamoDB's model (also DynamoDB Local's):
  *   TransactWriteItems  {} plus "ConsumedCapacity" (a list, one entry per table) and
@@ -164,12 +165,11 @@ static kura_status put_units(kbuf *b, const char *split, double units)
     return s == KURA_OK ? jw_raw(b, "}") : s;
 }
 
-/* One table's entry. `parts_split`: whether "Table" and the indexes name their units' kind
- * (TransactWriteItems) or give only CapacityUnits (TransactGetItems). */
-static kura_status write_capacity(kbuf *b, const kura_consumed_capacity *cc,
+/* One table's entry, the table named `name`. `parts_split`: whether "Table" and the indexes
+ * name their units' kind (TransactWriteItems) or give only CapacityUnits (TransactGetItems). */
+static kura_status write_capacity(kbuf *b, const char *name, const kura_consumed_capacity *cc,
                                   kura_return_capacity mode, bool parts_split)
 {
-    const char *name = cc->table_name ? cc->table_name : "";
     const char *split = cc->write_capacity_units > 0  ? "\"WriteCapacityUnits\""
                         : cc->read_capacity_units > 0 ? "\"ReadCapacityUnits\""
                                                       : NULL;
@@ -217,7 +217,9 @@ static kura_status put_capacities(api_call *c, const kura_consumed_capacity *cc,
     if (s == KURA_OK) s = jw_raw(&c->out, "[");
     for (size_t i = 0; s == KURA_OK && i < n; i++)
         if (cc[i].present && (s = jw_sep(&c->out)) == KURA_OK)
-            s = write_capacity(&c->out, &cc[i], mode, parts_split);
+            s = write_capacity(&c->out,
+                               cc[i].table_name ? api_table_shown(c, cc[i].table_name) : "", &cc[i],
+                               mode, parts_split);
     return s == KURA_OK ? jw_raw(&c->out, "]") : s;
 }
 
@@ -280,8 +282,8 @@ static kura_status decode_action(const jd_t *member, kura_transact_write_item *i
     return KURA_OK;
 }
 
-/* Steps 1 and 2 over every action, in DynamoDB Local's order. */
-static kura_status decode_actions(const jd_t *list, write_state *w)
+/* Steps 1 and 2 over every action, in DynamoDB Local's order, then the tables they name. */
+static kura_status decode_actions(api_call *c, const jd_t *list, write_state *w)
 {
     kura_status s = KURA_OK;
     for (size_t i = 0; s == KURA_OK && i < w->n; i++)
@@ -289,6 +291,8 @@ static kura_status decode_actions(const jd_t *list, write_state *w)
     for (size_t i = 0; s == KURA_OK && i < w->n; i++)
         if ((s = api_expr_decode(w->bodies[i], true, &w->exprs[i])) == KURA_OK)
             w->items[i].expr = api_expr_attrs(&w->exprs[i]);
+    for (size_t i = 0; s == KURA_OK && i < w->n; i++)
+        s = api_table_name(c, w->items[i].table_name, &w->items[i].table_name);
     return s;
 }
 
@@ -318,7 +322,7 @@ static kura_status run_transact_write(api_call *c)
     write_state w = {calloc(n, sizeof *w.items), calloc(n, sizeof *w.bodies),
                      calloc(n, sizeof *w.exprs), n};
     kura_status s = w.items && w.bodies && w.exprs ? KURA_OK : API_NOMEM();
-    if (s == KURA_OK) s = decode_actions(list, &w);
+    if (s == KURA_OK) s = decode_actions(c, list, &w);
     if (s == KURA_OK) {
         kura_transact_write_req req = {
             .items = w.items,
@@ -389,11 +393,23 @@ static kura_status run_transact_get(api_call *c)
         if ((s = api_expr_decode(get, false, &exprs[i])) == KURA_OK)
             items[i].expr = api_expr_attrs(&exprs[i]);
     }
+    for (size_t i = 0; s == KURA_OK && i < n; i++)
+        s = api_table_name(c, items[i].table_name, &items[i].table_name);
     if (s == KURA_OK) {
         kura_transact_get_req req = {items, n, api_rcc(c->req)};
         kura_transact_get_res res;
         memset(&res, 0, sizeof res);
-        s = api_engine(kura_transact_get_items(c->db, &req, &res));
+        s = kura_transact_get_items(c->db, &req, &res);
+        if (s == KURA_E_TXN_CANCELED) { /* a Key not of its table's schema */
+            kura_transact_write_res r = {.cancellation_reasons = res.cancellation_reasons,
+                                         .cancellation_reason_count =
+                                             res.cancellation_reason_count};
+            res.cancellation_reasons = NULL;
+            res.cancellation_reason_count = 0;
+            s = cancelled(c, &r);
+        } else {
+            s = api_engine(s);
+        }
         if (s == KURA_OK) {
             s = put_capacities(c, res.consumed_capacity, res.consumed_capacity_count,
                                req.return_consumed_capacity, false);

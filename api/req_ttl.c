@@ -11,7 +11,8 @@
 
 #define F_TABLE_NAME_REQ                                                                           \
     {                                                                                              \
-        .name = "TableName", .type = AT_STRING, .flags = AF_REQUIRED | AF_TABLE_NAME | AF_NAME     \
+        .name = "TableName", .type = AT_STRING,                                                    \
+        .flags = AF_REQUIRED | AF_TABLE_NAME | AF_NAME | AF_TABLE_ARN                              \
     }
 
 static const api_field spec_fields[] = {
@@ -34,12 +35,13 @@ static kura_status run_update(api_call *c)
     kura_status cs = api_check_schema_names(c->req);
     if (cs != KURA_OK) return cs;
     kura_update_time_to_live_req req = {
-        .table_name = api_str(c->req, "TableName"),
+        .table_name = NULL,
         .enabled = api_bool(spec, "Enabled", false),
         .attribute_name = api_str(spec, "AttributeName"),
     };
-    kura_status s = kura_update_time_to_live(c->db, &req);
-    if (s != KURA_OK) return api_engine(s);
+    kura_status s = api_table_member(c, c->req, &req.table_name);
+    if (s != KURA_OK) return s;
+    if ((s = kura_update_time_to_live(c->db, &req)) != KURA_OK) return api_engine(s);
     jd_t *o = jd_object(c->doc);
     if (!o || jd_object_set(o, "Enabled", req.enabled ? jd_true(c->doc) : jd_false(c->doc)) != 0 ||
         jd_object_set(o, "AttributeName", jd_string(c->doc, req.attribute_name)) != 0)
@@ -52,8 +54,10 @@ static const api_field describe_schema[] = {F_TABLE_NAME_REQ, API_F_END};
 static kura_status run_describe(api_call *c)
 {
     kura_time_to_live_description d;
-    kura_status s = kura_describe_time_to_live(c->db, api_str(c->req, "TableName"), &d);
-    if (s != KURA_OK) return api_engine(s);
+    const char *table = NULL;
+    kura_status s = api_table_member(c, c->req, &table);
+    if (s != KURA_OK) return s;
+    if ((s = kura_describe_time_to_live(c->db, table, &d)) != KURA_OK) return api_engine(s);
     jd_t *o = jd_object(c->doc);
     if (!o || jd_object_set(o, "TimeToLiveStatus", jd_string(c->doc, d.time_to_live_status)) != 0 ||
         (d.attribute_name &&

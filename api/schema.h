@@ -62,6 +62,10 @@ enum {
     AF_REQUIRED = 1u << 5,   /* top level: "The parameter 'X' is required but was not ..." */
     AF_TABLE_NAME = 1u << 6, /* top level: "X must be at least 3 characters long and ..." */
     AF_ATTR = 1u << 7,       /* an attribute value: no constraints are checked below it */
+    AF_TABLE_ARN = 1u << 8,  /* a table name (or, with AF_KEYS_NAME, map keys that are) may
+                              * also be a table's ARN (engine/arn.h, up to 1024 long): one
+                              * whose table part is a valid name passes the name checks;
+                              * anything else is checked as a name (api_table_name resolves) */
 };
 
 typedef struct api_field {

@@ -19,7 +19,7 @@
  * as nested too deeply; the bound keeps the walk off the end of a serving thread's stack).
  *
  * Table names: the model types most TableName members as TableArn (1..1024 characters: an
- * ARN is accepted there). A value that does not start with "arn:" must also be a table name,
+ * ARN is accepted there). A value that is not a table's ARN must also be a table name,
  * 3..255 characters of [a-zA-Z0-9_.-]+: that check comes after the modelled ones (only when
  * they all pass) and is worded as they are; so are CreateTable's need of AttributeDefinitions
  * and KeySchema (the model requires neither) and its key schemas' bound of 2 elements. kura's own
@@ -247,9 +247,16 @@ static bool name_chars_ok(const char *s, size_t n)
     return n > 0;
 }
 
+/* A table's ARN, arn:aws:dynamodb:<region>:<digits>:table/<name> with a valid name (3..255
+ * of the name pattern; engine/arn.h); any other value, an index's or a stream's ARN included,
+ * is held to the table name's rules as a whole (api_table_name resolves the ARN later, in the
+ * request's scope). scripts/gen_model.py's TABLE_ARN_RE is the same rule. */
 static bool is_arn(const char *s, size_t n)
 {
-    return n >= 4 && memcmp(s, "arn:", 4) == 0;
+    arn_parts p;
+    if (n < 4 || memcmp(s, "arn:", 4) != 0 || strlen(s) != n || !arn_split(s, &p) || p.rest)
+        return false;
+    return p.table_len >= 3 && p.table_len <= 255 && name_chars_ok(p.table, p.table_len);
 }
 
 /* The semantic check of a table name given where the model accepts a name or an ARN. */

@@ -611,6 +611,47 @@ void kura_transact_write_res_free(kura_transact_write_res *r)
 
 /* ---- TransactGetItems -------------------------------------------------------------------------- */
 
+/* Each Get's table and storage key (and projection's check). A Key that does not match its
+ * table's key schema is a reason to cancel (*reasons_out: one per Get, "None" for the others;
+ * NULL when none is), as DynamoDB answers it; any other refusal fails the request, unless a
+ * mismatch came before it in the list (the transaction is then cancelled with the reasons
+ * found so far: DynamoDB Local 1.25.1 answers the first error in the list). */
+static kura_status get_keys(kura_db *db, const kura_transact_get_req *req, kura_table **tables,
+                            kbuf *keys, item_exprs *ex, kura_cancellation_reason **reasons_out)
+{
+    size_t n = req->item_count;
+    kura_cancellation_reason *reasons = NULL;
+    kura_status s = KURA_OK;
+    for (size_t i = 0; i < n && s == KURA_OK; i++) {
+        const kura_transact_get_item *g = &req->items[i];
+        s = table_acquire(db, g->table_name, &tables[i]);
+        if (s == KURA_OK && !key_matches_schema(&tables[i]->ks, g->key)) {
+            if (!reasons && !(reasons = calloc(n, sizeof *reasons)))
+                s = nomem();
+            else
+                s = set_reason(&reasons[i], "ValidationError", KEY_MSG_SCHEMA);
+            continue;
+        }
+        if (s == KURA_OK)
+            s = key_build(&tables[i]->ks, g->key, KEY_FROM_KEY, &keys[i]);
+        if (s == KURA_OK)
+            s = item_check_projection_keys(tables[i], ex[i].proj);
+        if (reasons && (s == KURA_E_INVALID || s == KURA_E_RESOURCE_NOT_FOUND))
+            break; /* cancelled by the mismatch before it */
+    }
+    if (s == KURA_E_INVALID || s == KURA_E_RESOURCE_NOT_FOUND)
+        s = reasons ? KURA_OK : s;
+    for (size_t i = 0; reasons && i < n; i++)
+        if (!reasons[i].code)
+            reasons[i].code = "None";
+    if (s != KURA_OK) {
+        free_reasons(reasons, reasons ? n : 0);
+        reasons = NULL;
+    }
+    *reasons_out = reasons;
+    return s;
+}
+
 kura_status kura_transact_get_items(kura_db *db, const kura_transact_get_req *req,
                                     kura_transact_get_res *res_out)
 {
@@ -640,12 +681,13 @@ kura_status kura_transact_get_items(kura_db *db, const kura_transact_get_req *re
         if (s == KURA_OK)
             s = item_exprs_parse(&g->expr, NULL, NULL, g->projection_expression, NULL, &ex[i]);
     }
-    for (size_t i = 0; i < n && s == KURA_OK; i++) {
-        s = table_acquire(db, req->items[i].table_name, &tables[i]);
-        if (s == KURA_OK)
-            s = key_build(&tables[i]->ks, req->items[i].key, KEY_FROM_KEY, &keys[i]);
-        if (s == KURA_OK)
-            s = item_check_projection_keys(tables[i], ex[i].proj);
+    kura_cancellation_reason *reasons = NULL;
+    if (s == KURA_OK)
+        s = get_keys(db, req, tables, keys, ex, &reasons);
+    if (s == KURA_OK && reasons) {
+        s = canceled_error(reasons, n);
+        res_out->cancellation_reasons = reasons;
+        res_out->cancellation_reason_count = n;
     }
     for (size_t i = 0; i < n && s == KURA_OK; i++)
         for (size_t j = 0; j < i && s == KURA_OK; j++)
@@ -721,5 +763,6 @@ void kura_transact_get_res_free(kura_transact_get_res *r)
     for (size_t i = 0; i < r->consumed_capacity_count; i++)
         capacity_free(&r->consumed_capacity[i]);
     free(r->consumed_capacity);
+    free_reasons(r->cancellation_reasons, r->cancellation_reason_count);
     memset(r, 0, sizeof *r);
 }

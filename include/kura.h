@@ -1362,16 +1362,23 @@ typedef struct kura_transact_get_req {
 } kura_transact_get_req;
 
 /* items[i] is the item of request i (projected), NULL if there is none. Transactional reads
- * cost twice a strongly consistent read's units. */
+ * cost twice a strongly consistent read's units. On KURA_E_TXN_CANCELED: only
+ * cancellation_reasons, one per Get ("None", or "ValidationError" with its message). */
 typedef struct kura_transact_get_res {
     kura_value **items;
     size_t item_count;
     kura_consumed_capacity *consumed_capacity;
     size_t consumed_capacity_count;
+    kura_cancellation_reason *cancellation_reasons;
+    size_t cancellation_reason_count;
 } kura_transact_get_res;
 
 /* TransactGetItems: every item read at one snapshot. Errors: KURA_E_INVALID,
- * KURA_E_RESOURCE_NOT_FOUND, storage errors. */
+ * KURA_E_RESOURCE_NOT_FOUND, storage errors, and KURA_E_TXN_CANCELED ("Transaction cancelled,
+ * please refer cancellation reasons for specific reasons [None, ValidationError]") when a
+ * Key does not match its table's key schema (wrong or missing attributes, wrong types), as
+ * DynamoDB cancels such a transaction; the other errors of a Get (its key's values, its
+ * projection) fail the request, unless a mismatch before it in the list cancelled already. */
 kura_status kura_transact_get_items(kura_db *db, const kura_transact_get_req *req,
                                     kura_transact_get_res *res_out);
 void kura_transact_get_res_free(kura_transact_get_res *r);

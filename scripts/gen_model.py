@@ -405,6 +405,8 @@ def emit_c(t, source):
 
 NAME_PATTERN = "[a-zA-Z0-9_.-]+"
 NAME_RE = re.compile(NAME_PATTERN)
+# A table's ARN stands in for a table name (api/validate.c is_arn, engine/arn.c arn_split).
+TABLE_ARN_RE = re.compile(r"arn:aws:dynamodb:[^:]+:[0-9]+:table/[a-zA-Z0-9_.-]{3,255}")
 
 
 def lcfirst(s):
@@ -494,7 +496,7 @@ class Oracle:
     @staticmethod
     def name_breaks(value):
         """The semantic table-name check of a TableArn value that is not an ARN."""
-        if not isinstance(value, str) or value.startswith("arn:"):
+        if not isinstance(value, str) or TABLE_ARN_RE.fullmatch(value):
             return []
         out = []
         if not NAME_RE.fullmatch(value):
@@ -678,7 +680,9 @@ class Vectors:
                 out.append("NOT_" + s["enum"][0])
             if name == TABLE_NAME_SHAPE:
                 out += ["ab", "a!b", "x" * 256, "a!",
-                        "arn:aws:dynamodb:us-east-1:123456789012:table/T"]
+                        "arn:aws:dynamodb:us-east-1:123456789012:table/Tbl",
+                        "arn:aws:dynamodb:us-east-1:123456789012:table/T",
+                        "arn:aws:dynamodb:us-east-1:123456789012:table/Tbl/index/I"]
         elif ty in ("integer", "long"):
             if "min" in s:
                 out.append(s["min"] - 1)

@@ -1,6 +1,7 @@
 /*
  * sigv4.c - This file contains AWS Signature Version 4 verification: parsing the
- * Authorization header, the checks DynamoDB makes before the signature (with its messages),
+ * Authorization header (or a presigned request's query arguments, SigV4 query
+ * authentication), the checks DynamoDB makes before the signature (with its messages),
  * and the canonical request / string to sign / signing key / signature of the SigV4 spec
  * (docs.aws.amazon.com/IAM/latest/UserGuide/create-signed-request.html).
  *
@@ -63,6 +64,15 @@ static bool has_query(const sigv4_request *req, const char *name)
     for (size_t i = 0; i < req->query_count; i++)
         if (strcmp(req->query[i].name, name) == 0) return true;
     return false;
+}
+
+/* The value of the first query argument named `name` ("" without '='), or NULL. */
+static const char *query_value(const sigv4_request *req, const char *name)
+{
+    for (size_t i = 0; i < req->query_count; i++)
+        if (strcmp(req->query[i].name, name) == 0)
+            return req->query[i].value ? req->query[i].value : "";
+    return NULL;
 }
 
 /* ---- Parsing the Authorization header and the date ------------------------------------- */
@@ -235,6 +245,77 @@ static bool check_credential(sigv4_auth *auth, const char *access_key, sigv4_err
     return true;
 }
 
+/* The checks after the date's: Host signed, the algorithm, the credential. */
+static bool check_rest(sigv4_auth *a, const char *alg, size_t alg_len, const char *access_key,
+                       sigv4_error *err)
+{
+    if (!list_has(a->signed_headers, a->signed_headers_len, "host"))
+        return fail(err, T_INVALID, "'Host' must be a 'SignedHeader' in the AWS Authorization.");
+    if (alg_len != strlen(ALGORITHM) || strncmp(alg, ALGORITHM, alg_len) != 0)
+        return fail(err, T_INCOMPLETE,
+                    "Unsupported AWS 'algorithm': '%.*s' (only " ALGORITHM " for now). ",
+                    (int)(alg_len > 200 ? 200 : alg_len), alg);
+    return check_credential(a, access_key, err);
+}
+
+/* A presigned request's X-Amz-Expires: past it (from X-Amz-Date), the signature has expired;
+ * without it, the 15 minutes of a signed request apply. */
+static bool check_expires(const sigv4_request *req, time_t t, time_t now, const sigv4_auth *a,
+                          sigv4_error *err)
+{
+    const char *v = query_value(req, "X-Amz-Expires");
+    if (!v) return check_skew(t, now, a, err);
+    long secs = 0;
+    for (const char *p = v; *p && secs <= SIGV4_MAX_EXPIRES; p++)
+        secs = isdigit((unsigned char)*p) ? secs * 10 + (*p - '0') : SIGV4_MAX_EXPIRES + 1;
+    if (secs < 1 || secs > SIGV4_MAX_EXPIRES)
+        return fail(err, T_INCOMPLETE,
+                    "X-Amz-Expires must be a whole number of seconds from 1 to %d, not '%.40s'. "
+                    "Re-examine the query-string parameters.",
+                    SIGV4_MAX_EXPIRES, v);
+    if (t > now + SIGV4_MAX_SKEW_SECONDS) return check_skew(t, now, a, err); /* not yet current */
+    if (now <= t + secs) return true;
+    char now_s[17], bound_s[17];
+    format_amz_date(now, now_s);
+    format_amz_date(now - secs, bound_s);
+    return fail(err, T_INVALID, "Signature expired: %s is now earlier than %s (%s - %ld sec.)",
+                a->amz_date, bound_s, now_s, secs);
+}
+
+/* sigv4_precheck for a presigned request (its arguments in the query string). */
+static bool query_precheck(const sigv4_request *req, const char *access_key, time_t now,
+                           sigv4_auth *auth_out, sigv4_error *err)
+{
+    static const char *const names[5] = {"X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Signature",
+                                         "X-Amz-SignedHeaders", "X-Amz-Date"};
+    const char *v[5];
+    char msg[sizeof err->message] = "";
+    size_t n = 0;
+    for (int i = 0; i < 5; i++)
+        if (!(v[i] = query_value(req, names[i])) || !*v[i])
+            n += (size_t)snprintf(msg + n, sizeof msg - n,
+                                  "AWS query-string parameters must include '%s'. ", names[i]);
+    if (n) return fail(err, T_INCOMPLETE, "%sRe-examine the query-string parameters.", msg);
+    sigv4_auth a;
+    memset(&a, 0, sizeof a);
+    a.query = true;
+    a.credential = v[1], a.credential_len = strlen(v[1]);
+    a.signature = v[2], a.signature_len = strlen(v[2]);
+    a.signed_headers = v[3], a.signed_headers_len = strlen(v[3]);
+    time_t t = 0;
+    if (!parse_amz_date(v[4], &t))
+        return fail(err, T_INCOMPLETE,
+                    "Date must be in ISO-8601 'basic format'. Got '%.200s'. See "
+                    "http://en.wikipedia.org/wiki/ISO_8601",
+                    v[4]);
+    memcpy(a.amz_date, v[4], 17);
+    if (!check_expires(req, t, now, &a, err) ||
+        !check_rest(&a, v[0], strlen(v[0]), access_key, err))
+        return false;
+    *auth_out = a;
+    return true;
+}
+
 bool sigv4_precheck(const sigv4_request *req, const char *access_key, time_t now,
                     sigv4_auth *auth_out, sigv4_error *err_out)
 {
@@ -244,6 +325,7 @@ bool sigv4_precheck(const sigv4_request *req, const char *access_key, time_t now
         return fail(err_out, T_INVALID,
                     "Found both 'X-Amz-Algorithm' as a query-string param and 'Authorization' "
                     "as HTTP header.");
+    if (query_auth) return query_precheck(req, access_key, now, auth_out, err_out);
     while (h && *h == ' ')
         h++;
     if (!h || strncmp(h, "AWS4-", 5) != 0)
@@ -274,16 +356,9 @@ bool sigv4_precheck(const sigv4_request *req, const char *access_key, time_t now
     if (n) return fail(err_out, T_INCOMPLETE, "%sAuthorization=%.600s", msg, h);
 
     time_t t = 0;
-    if (!request_date(req, &t, &a, err_out) || !check_skew(t, now, &a, err_out)) return false;
-    if (!list_has(a.signed_headers, a.signed_headers_len, "host"))
-        return fail(err_out, T_INVALID,
-                    "'Host' must be a 'SignedHeader' in the AWS Authorization.");
-    size_t alg_len = (size_t)(params - h);
-    if (alg_len != strlen(ALGORITHM) || strncmp(h, ALGORITHM, alg_len) != 0)
-        return fail(err_out, T_INCOMPLETE,
-                    "Unsupported AWS 'algorithm': '%.*s' (only " ALGORITHM " for now). ",
-                    (int)(alg_len > 200 ? 200 : alg_len), h);
-    if (!check_credential(&a, access_key, err_out)) return false;
+    if (!request_date(req, &t, &a, err_out) || !check_skew(t, now, &a, err_out) ||
+        !check_rest(&a, h, (size_t)(params - h), access_key, err_out))
+        return false;
     *auth_out = a;
     return true;
 }
@@ -302,6 +377,27 @@ static void scope_parts(const sigv4_auth *a, char date[9], char region[64], char
     snprintf(service, 64, "%.*s", (int)(t - v - 1), v + 1);
 }
 
+/* The canonical request of `req` as signed: a presigned request's without X-Amz-Signature.
+ * Malloc'ed, NULL when out of memory. */
+static char *signed_canonical_request(const sigv4_request *req, const sigv4_auth *auth,
+                                      const char *payload_hash)
+{
+    if (!auth->query)
+        return sigv4_canonical_request(req, auth->signed_headers, auth->signed_headers_len,
+                                       payload_hash);
+    sigv4_pair *q = malloc((req->query_count + 1) * sizeof *q);
+    if (!q) return NULL;
+    sigv4_request r = *req;
+    r.query = q;
+    r.query_count = 0;
+    for (size_t i = 0; i < req->query_count; i++)
+        if (strcmp(req->query[i].name, "X-Amz-Signature") != 0) q[r.query_count++] = req->query[i];
+    char *creq =
+        sigv4_canonical_request(&r, auth->signed_headers, auth->signed_headers_len, payload_hash);
+    free(q);
+    return creq;
+}
+
 bool sigv4_verify(const sigv4_request *req, const sigv4_auth *auth, const char *secret,
                   sigv4_error *err_out)
 {
@@ -310,8 +406,7 @@ bool sigv4_verify(const sigv4_request *req, const sigv4_auth *auth, const char *
     const char *payload_hash = header(req, "x-amz-content-sha256", 20);
     if (payload_hash && strcasecmp(payload_hash, body_hash) != 0)
         return fail(err_out, T_INVALID, "%s", MSG_MISMATCH);
-    char *creq = sigv4_canonical_request(req, auth->signed_headers, auth->signed_headers_len,
-                                         payload_hash ? payload_hash : body_hash);
+    char *creq = signed_canonical_request(req, auth, payload_hash ? payload_hash : body_hash);
     char *sts = creq ? sigv4_string_to_sign(auth->amz_date, auth->credential + auth->scope_off,
                                             auth->credential_len - auth->scope_off, creq)
                      : NULL;

@@ -15,6 +15,16 @@
  *   sigv4_verify()    rebuilds the canonical request and the string to sign, derives the
  *                     signing key from the secret and compares signatures in constant time.
  *
+ * A presigned request (query authentication: X-Amz-Algorithm, X-Amz-Credential, X-Amz-Date,
+ * X-Amz-SignedHeaders, X-Amz-Signature and optionally X-Amz-Expires in the query string, no
+ * Authorization header) goes through the same checks from its query arguments: a missing
+ * argument is IncompleteSignatureException "AWS query-string parameters must include
+ * 'X-Amz-Signature'. Re-examine the query-string parameters." (DynamoDB's words, as dynalite
+ * copies them); it is valid from 15 minutes before X-Amz-Date until X-Amz-Expires seconds
+ * (1..604800) after it, or 15 minutes after it without X-Amz-Expires; its canonical query
+ * string is every argument but X-Amz-Signature; its payload is signed like a header-signed
+ * request's (the body's hash: a DynamoDB request's body is its operation).
+ *
  * A rejection fills a sigv4_error with DynamoDB's error type and message, e.g.
  * MissingAuthenticationTokenException "Request is missing Authentication Token".
  * The payload hash is the hex SHA-256 of the body; an x-amz-content-sha256 header, when sent,
@@ -30,6 +40,8 @@
 #include <time.h>
 
 #define SIGV4_MAX_SKEW_SECONDS (15 * 60)
+/* The longest X-Amz-Expires of a presigned request: 7 days, as SigV4 allows. */
+#define SIGV4_MAX_EXPIRES (7 * 24 * 3600)
 
 /* A header or a query argument as received (names compared case-insensitively for headers,
  * values already percent-decoded for query arguments). Borrowed. */
@@ -50,9 +62,11 @@ typedef struct sigv4_request {
     size_t body_len;
 } sigv4_request;
 
-/* The parsed Authorization header. Its strings point into the header value of the request
- * given to sigv4_precheck() (and into `date`), so it lives as long as that request. */
+/* The parsed Authorization header (or a presigned request's query arguments). Its strings
+ * point into the header value or the query arguments of the request given to
+ * sigv4_precheck(), so it lives as long as that request. */
 typedef struct sigv4_auth {
+    bool query; /* a presigned request: X-Amz-Signature is left out of the canonical query */
     const char *credential; /* "AKID/20150830/us-east-1/dynamodb/aws4_request" */
     size_t credential_len;
     const char *signed_headers; /* "host;x-amz-date" */

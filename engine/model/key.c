@@ -30,7 +30,6 @@
 #define KEY_HASH_LEN 8
 
 #define KEY_MSG_INVALID "One or more parameter values were invalid: "
-#define KEY_MSG_SCHEMA "The provided key element does not match the schema"
 
 /* Appends the escaped bytes of an S or B value (no terminator). */
 static bool key_put_escaped(kbuf *out, const uint8_t *p, size_t len)
@@ -184,6 +183,16 @@ kura_status key_build(const key_schema *ks, const kura_value *m, key_source src,
     }
     if (st != KURA_OK) out->len = start;
     return st;
+}
+
+bool key_matches_schema(const key_schema *ks, const kura_value *m)
+{
+    if (!m || m->type != KURA_M || m->u.map.n != (ks->sk_name ? 2u : 1u)) return false;
+    const kura_value *pk = val_map_get(m, ks->pk_name, strlen(ks->pk_name));
+    if (!pk || pk->type != ks->pk_type) return false;
+    if (!ks->sk_name) return true;
+    const kura_value *sk = val_map_get(m, ks->sk_name, strlen(ks->sk_name));
+    return sk && sk->type == ks->sk_type;
 }
 
 uint64_t key_hash(const uint8_t *enc_pk, size_t len)

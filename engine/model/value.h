@@ -299,6 +299,10 @@ typedef enum key_source {
  * bytes, and for KEY_FROM_KEY extra attributes ("The provided key element does not match
  * the schema"). Returns KURA_E_INVALID. */
 kura_status key_build(const key_schema *ks, const kura_value *m, key_source src, kbuf *out);
+/* Whether map `m` has exactly the schema's key attributes, each of its type: a Key parameter
+ * key_build(KEY_FROM_KEY) refuses with KEY_MSG_SCHEMA when it has not. */
+bool key_matches_schema(const key_schema *ks, const kura_value *m);
+#define KEY_MSG_SCHEMA "The provided key element does not match the schema"
 /* The hash prefix alone: hash64(enc(pk)) of an encoded partition key. */
 uint64_t key_hash(const uint8_t *enc_pk, size_t len);
 /* Decodes a storage key back into a map of the key attributes (dst empty). */

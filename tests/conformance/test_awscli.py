@@ -3,8 +3,10 @@ user types first (create-table, describe-table, list-tables, put-item, batch-wri
 get-item, update-item, query, scan, delete-item, delete-table), pointed at kura-server with
 --endpoint-url and dummy credentials, each output checked as JSON (ARNs in the region the CLI
 is configured for, or given --region). An error must come back as
-the CLI's error exit with DynamoDB's error type in its message. (Each CLI start costs about
-2 s, so the command list is kept short.)
+the CLI's error exit with DynamoDB's error type in its message. Then the account and tag
+commands (describe-endpoints, describe-limits, tag-resource, list-tags-of-resource,
+untag-resource) and a table named by its ARN (--table-name arn:aws:dynamodb:...). (Each CLI
+start costs about 2 s, so the command lists are kept short.)
 """
 
 import json
@@ -107,3 +109,54 @@ def test_cli_smoke(aws):
     r = aws("delete-table", "--table-name", name)
     assert r["TableDescription"]["TableName"] == name
     assert name not in aws("list-tables")["TableNames"]
+
+
+def test_cli_account_and_tags(aws, server):
+    r = aws("describe-endpoints")
+    assert r == {"Endpoints": [{"Address": "%s:%d" % (server.host, server.port),
+                                "CachePeriodInMinutes": 1440}]}
+    r = aws("describe-limits")
+    assert r == {"AccountMaxReadCapacityUnits": 80000, "AccountMaxWriteCapacityUnits": 80000,
+                 "TableMaxReadCapacityUnits": 40000, "TableMaxWriteCapacityUnits": 40000}
+    name = unique_name("clitag")
+    arn = aws("create-table", "--table-name", name,
+              "--attribute-definitions", "AttributeName=pk,AttributeType=S",
+              "--key-schema", "AttributeName=pk,KeyType=HASH",
+              "--billing-mode", "PAY_PER_REQUEST")["TableDescription"]["TableArn"]
+    assert aws("tag-resource", "--resource-arn", arn,
+               "--tags", "Key=team,Value=storage", "Key=env,Value=test") == {}
+    r = aws("list-tags-of-resource", "--resource-arn", arn)
+    assert sorted((t["Key"], t["Value"]) for t in r["Tags"]) == [("env", "test"),
+                                                                 ("team", "storage")]
+    assert aws("untag-resource", "--resource-arn", arn, "--tag-keys", "team") == {}
+    assert aws("list-tags-of-resource", "--resource-arn", arn)["Tags"] == [
+        {"Key": "env", "Value": "test"}]
+    # the ARN of another region names nothing here
+    code, out, err = aws("list-tags-of-resource", "--resource-arn",
+                         arn.replace(":us-east-1:", ":eu-west-1:"), check=False)
+    assert code != 0 and "ResourceNotFoundException" in err, (code, out, err)
+    aws("delete-table", "--table-name", name)
+
+
+def test_cli_table_arn(aws):
+    name = unique_name("cliarn")
+    aws("create-table", "--table-name", name,
+        "--attribute-definitions", "AttributeName=pk,AttributeType=S",
+        "--key-schema", "AttributeName=pk,KeyType=HASH", "--billing-mode", "PAY_PER_REQUEST")
+    arn = "arn:aws:dynamodb:us-east-1:000000000000:table/" + name
+    r = aws("put-item", "--table-name", arn, "--item", json.dumps({"pk": {"S": "k"},
+                                                                  "v": {"N": "1"}}),
+            "--return-consumed-capacity", "TOTAL")
+    assert r["ConsumedCapacity"]["TableName"] == arn  # named as the request named it
+    r = aws("get-item", "--table-name", arn, "--key", json.dumps({"pk": {"S": "k"}}))
+    assert r["Item"] == {"pk": {"S": "k"}, "v": {"N": "1"}}
+    r = aws("describe-table", "--table-name", arn)
+    assert r["Table"]["TableName"] == name and r["Table"]["TableArn"] == arn
+    r = aws("batch-get-item", "--request-items",
+            json.dumps({arn: {"Keys": [{"pk": {"S": "k"}}]}}))
+    assert r["Responses"] == {arn: [{"pk": {"S": "k"}, "v": {"N": "1"}}]}
+    # another region's ARN: a missing table
+    code, out, err = aws("get-item", "--table-name", arn.replace(":us-east-1:", ":eu-west-1:"),
+                         "--key", json.dumps({"pk": {"S": "k"}}), check=False)
+    assert code != 0 and "ResourceNotFoundException" in err, (code, out, err)
+    aws("delete-table", "--table-name", arn)

@@ -4,6 +4,8 @@ the wrong secret, an unknown access key, a missing Authorization header, a reque
 after signing (body, a signed header), an expired date and malformed Authorization headers are
 rejected with HTTP 400 and DynamoDB's error types and messages; headers that were not signed
 may be added freely, and header values are compared after SigV4's whitespace trimming.
+Presigned requests (the signature in the query string) are verified the same way, within their
+X-Amz-Expires.
 
 Requests are signed with botocore's own signer (botocore.auth.SigV4Auth), independent of the
 server's implementation, and sent with http.client so they can be altered after signing.
@@ -14,7 +16,7 @@ import http.client
 import json
 
 import pytest
-from botocore.auth import SigV4Auth
+from botocore.auth import SigV4Auth, SigV4QueryAuth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 from botocore.exceptions import ClientError
@@ -39,7 +41,12 @@ def signed(srv, op, body, key=KEY, secret=SECRET, when=None, extra=None):
                "X-Amz-Target": "DynamoDB_20120810." + op}
     headers.update(extra or {})
     req = AWSRequest(method="POST", url=srv.url + "/", data=data, headers=headers)
-    signer = SigV4Auth(Credentials(key, secret), "dynamodb", "us-east-1")
+    sign_at(SigV4Auth(Credentials(key, secret), "dynamodb", "us-east-1"), req, when)
+    return dict(req.headers.items()), data
+
+
+def sign_at(signer, req, when):
+    """signer.add_auth(req) with the clock at `when` (None: now)."""
     if when is not None:
         # botocore takes the time from datetime.datetime.utcnow() (newer versions: now(tz))
         # inside add_auth
@@ -63,13 +70,38 @@ def signed(srv, op, body, key=KEY, secret=SECRET, when=None, extra=None):
             ba.datetime.datetime = saved
     else:
         signer.add_auth(req)
-    return dict(req.headers.items()), data
 
 
-def send(srv, headers, data):
+class PresignKeepBody(SigV4QueryAuth):
+    """botocore's query (presigned URL) signer with the JSON body left as the body and signed
+    by its hash: SigV4QueryAuth would move it into the query string, which DynamoDB does not
+    read."""
+
+    def _modify_request_before_signing(self, request):
+        body = request.data
+        request.data = b""
+        super()._modify_request_before_signing(request)
+        request.data = body
+
+
+def presigned(srv, op, body, expires=300, when=None, key=KEY, secret=SECRET):
+    """Returns (path with the query string, headers, body bytes) of a presigned request."""
+    data = json.dumps(body).encode("utf-8")
+    headers = {"Content-Type": "application/x-amz-json-1.0",
+               "X-Amz-Target": "DynamoDB_20120810." + op}
+    req = AWSRequest(method="POST", url=srv.url + "/", data=data, headers=headers)
+    sign_at(PresignKeepBody(Credentials(key, secret), "dynamodb", "us-east-1", expires=expires),
+            req, when)
+    assert "Authorization" not in req.headers
+    path = req.url[len(srv.url):]
+    assert path.startswith("/?X-Amz-Algorithm="), path
+    return path, dict(req.headers.items()), data
+
+
+def send(srv, headers, data, path="/"):
     conn = http.client.HTTPConnection(srv.host, srv.port, timeout=30)
     try:
-        conn.putrequest("POST", "/", skip_host=True, skip_accept_encoding=True)
+        conn.putrequest("POST", path, skip_host=True, skip_accept_encoding=True)
         if not any(k.lower() == "host" for k in headers):
             conn.putheader("Host", "%s:%d" % (srv.host, srv.port))
         for k, v in headers.items():
@@ -229,3 +261,71 @@ def test_credential_scope_checked(asrv):
 def test_auth_server_still_serves_after_rejections(asrv):
     ddb = make_client(asrv.url, KEY, SECRET)
     assert "TableNames" in ddb.list_tables()
+
+
+def test_presigned_requests(asrv):
+    """A presigned request (SigV4 query authentication) is verified like a signed one."""
+    name = unique_name("pre")
+    create_table(make_client(asrv.url, KEY, SECRET), name, ("pk", "S"))
+    path, headers, data = presigned(asrv, "PutItem", {"TableName": name,
+                                                      "Item": {"pk": {"S": "a/b c+"}}})
+    r = send(asrv, headers, data, path)
+    assert r.status == 200, r
+    path, headers, data = presigned(asrv, "GetItem", {"TableName": name,
+                                                      "Key": {"pk": {"S": "a/b c+"}}})
+    r = send(asrv, headers, data, path)
+    assert r.status == 200, r
+    assert r.json()["Item"] == {"pk": {"S": "a/b c+"}}
+    # the body, a signed header, the query string and the signature are all signed
+    assert_rejected(send(asrv, headers, data.replace(b"a/b", b"a/x"), path),
+                    "InvalidSignatureException", BAD_SIG)
+    altered = dict(headers, **{"X-Amz-Target": "DynamoDB_20120810.DeleteItem"})
+    assert_rejected(send(asrv, altered, data, path), "InvalidSignatureException", BAD_SIG)
+    assert_rejected(send(asrv, headers, data, path.replace("X-Amz-Expires=300",
+                                                           "X-Amz-Expires=900")),
+                    "InvalidSignatureException", BAD_SIG)
+    sig = path.rsplit("X-Amz-Signature=", 1)[1]
+    flipped = path[:-len(sig)] + ("0" if sig[0] != "0" else "1") + sig[1:]
+    assert_rejected(send(asrv, headers, data, flipped), "InvalidSignatureException", BAD_SIG)
+    # another secret, another access key
+    path, headers, data = presigned(asrv, "ListTables", {}, secret=SECRET + "x")
+    assert_rejected(send(asrv, headers, data, path), "InvalidSignatureException", BAD_SIG)
+    path, headers, data = presigned(asrv, "ListTables", {}, key="AKIDSOMEONEELSE")
+    assert_rejected(send(asrv, headers, data, path), "UnrecognizedClientException",
+                    "The security token included in the request is invalid.")
+
+
+def test_presigned_expiry(asrv):
+    """Valid for X-Amz-Expires seconds after its date; not before 15 minutes ahead of it."""
+    old = datetime.datetime.utcnow() - datetime.timedelta(minutes=10)
+    path, headers, data = presigned(asrv, "ListTables", {}, expires=60, when=old)
+    r = send(asrv, headers, data, path)
+    assert_rejected(r, "InvalidSignatureException")
+    assert r.message.startswith("Signature expired: "), r
+    assert r.message.endswith(" - 60 sec.)"), r
+    path, headers, data = presigned(asrv, "ListTables", {}, expires=3600, when=old)
+    assert send(asrv, headers, data, path).status == 200
+    future = datetime.datetime.utcnow() + datetime.timedelta(minutes=20)
+    path, headers, data = presigned(asrv, "ListTables", {}, when=future)
+    r = send(asrv, headers, data, path)
+    assert_rejected(r, "InvalidSignatureException")
+    assert r.message.startswith("Signature not yet current: "), r
+
+
+def test_presigned_incomplete(asrv):
+    path, headers, data = presigned(asrv, "ListTables", {})
+    no_sig = path.rsplit("&X-Amz-Signature=", 1)[0]
+    assert_rejected(send(asrv, headers, data, no_sig), "IncompleteSignatureException",
+                    "AWS query-string parameters must include 'X-Amz-Signature'. Re-examine the "
+                    "query-string parameters.")
+    assert_rejected(send(asrv, headers, data, "/?X-Amz-Algorithm=AWS4-HMAC-SHA256"),
+                    "IncompleteSignatureException",
+                    "AWS query-string parameters must include 'X-Amz-Credential'. AWS "
+                    "query-string parameters must include 'X-Amz-Signature'. AWS query-string "
+                    "parameters must include 'X-Amz-SignedHeaders'. AWS query-string parameters "
+                    "must include 'X-Amz-Date'. Re-examine the query-string parameters.")
+    # both a presigned query string and an Authorization header
+    signed_headers, signed_data = signed(asrv, "ListTables", {})
+    assert_rejected(send(asrv, signed_headers, signed_data, path), "InvalidSignatureException",
+                    "Found both 'X-Amz-Algorithm' as a query-string param and 'Authorization' "
+                    "as HTTP header.")

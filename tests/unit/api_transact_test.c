@@ -455,12 +455,68 @@ static void test_get(void **state)
        "\"r1\"}}}]}");
 }
 
+/* A Key that does not match its table's key schema cancels the transaction, as DynamoDB does
+ * (reason ValidationError at its position, None elsewhere); other errors stay plain. */
+#define GET1(k) "{\"Get\":{\"TableName\":\"tx1\",\"Key\":" k "}}"
+#define GET2(k) "{\"Get\":{\"TableName\":\"tx2\",\"Key\":" k "}}"
+#define R_NONE "{\"Code\":\"None\"}"
+#define R_BAD                                                                                      \
+    "{\"Code\":\"ValidationError\",\"Message\":\"The provided key element does not match the "     \
+    "schema\"}"
+#define CANCELLED(reasons, codes)                                                                  \
+    "{\"__type\":\"" T "TransactionCanceledException\",\"CancellationReasons\":[" reasons          \
+    "],\"Message\":\"Transaction cancelled, please refer cancellation reasons for specific "       \
+    "reasons [" codes "]\"}"
+static void get_cancelled(const char *items, const char *want)
+{
+    char body[1024];
+    snprintf(body, sizeof body, "{\"TransactItems\":[%s]}", items);
+    err_body(G, body, KURA_E_TXN_CANCELED, "TransactionCanceledException", want);
+}
+
+static void test_get_cancelled(void **state)
+{
+    (void)state;
+    /* missing sort key, wrong name, wrong type, an extra attribute, no attribute */
+    get_cancelled(GET1("{\"pk\":{\"S\":\"r1\"}}") "," GET2("{\"pk\":{\"S\":\"r1\"}}"),
+                  CANCELLED(R_NONE "," R_BAD, "None, ValidationError"));
+    get_cancelled(GET2("{\"pk\":{\"S\":\"r1\"},\"sx\":{\"N\":\"1\"}}"),
+                  CANCELLED(R_BAD, "ValidationError"));
+    get_cancelled(GET2("{\"pk\":{\"S\":\"r1\"},\"sk\":{\"S\":\"1\"}}"),
+                  CANCELLED(R_BAD, "ValidationError"));
+    get_cancelled(GET1("{\"pk\":{\"S\":\"r1\"},\"x\":{\"S\":\"1\"}}"),
+                  CANCELLED(R_BAD, "ValidationError"));
+    get_cancelled(
+        GET1("{}") "," GET1("{\"pk\":{\"S\":\"r1\"}}") "," GET1("{\"pk\":{\"B\":\"YQ==\"}}"),
+        CANCELLED(R_BAD "," R_NONE "," R_BAD, "ValidationError, None, ValidationError"));
+    /* a mismatch before a missing table, or before a duplicate: cancelled */
+    get_cancelled(GET1("{}") ",{\"Get\":{\"TableName\":\"nope\",\"Key\":{}}}",
+                  CANCELLED(R_BAD "," R_NONE, "ValidationError, None"));
+    get_cancelled(GET2("{}") "," GET1("{\"pk\":{\"S\":\"a\"}}") "," GET1("{\"pk\":{\"S\":\"a\"}}"),
+                  CANCELLED(R_BAD "," R_NONE "," R_NONE, "ValidationError, None, None"));
+    /* a missing table first: not found; a key's values, a projection of a key: plain */
+    err(G, "{\"TransactItems\":[{\"Get\":{\"TableName\":\"nope\",\"Key\":{}}}," GET1("{}") "]}",
+        KURA_E_RESOURCE_NOT_FOUND, "ResourceNotFoundException", "Requested resource not found");
+    invalid(G, "{\"TransactItems\":[" GET1("{\"pk\":{\"S\":\"\"}}") "]}",
+            "One or more parameter values were invalid: The AttributeValue for a key attribute "
+            "cannot contain an empty string value. Key: pk");
+    err_type(G,
+             "{\"TransactItems\":[{\"Get\":{\"TableName\":\"tx1\",\"Key\":{\"pk\":{\"S\":\"a\"}},"
+             "\"ProjectionExpression\":\"pk.x\"}}]}",
+             KURA_E_INVALID, "ValidationException");
+    /* the next request's error carries no reasons */
+    invalid(G, "{\"TransactItems\":[" GET1("{\"pk\":{\"S\":\"\"}}") "]}",
+            "One or more parameter values were invalid: The AttributeValue for a key attribute "
+            "cannot contain an empty string value. Key: pk");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_write_constraints),   cmocka_unit_test(test_write_types),
         cmocka_unit_test(test_write_action_checks), cmocka_unit_test(test_write_responses),
         cmocka_unit_test(test_write_cancelled),     cmocka_unit_test(test_get),
+        cmocka_unit_test(test_get_cancelled),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -304,6 +304,24 @@ static void test_actions_and_reasons(void **state)
     assert_true(gres.consumed_capacity[0].capacity_units == 4.0); /* 2 reads, 2x each */
     kura_transact_get_res_free(&gres);
 
+    /* TransactGetItems: a Key not of its table's schema cancels, with a reason per Get */
+    kura_value *k_nosk = J("{\"pk\":{\"S\":\"p\"}}");
+    kura_transact_get_item mism[2] = {{.table_name = "TxA", .key = k_a1},
+                                      {.table_name = "TxB", .key = k_nosk}};
+    kura_transact_get_req mreq = {.items = mism, .item_count = 2};
+    assert_kura_status(kura_transact_get_items(db, &mreq, &gres), KURA_E_TXN_CANCELED);
+    assert_string_equal(kura_last_error(), "Transaction cancelled, please refer cancellation "
+                                           "reasons for specific reasons [None, ValidationError]");
+    assert_int_equal(gres.cancellation_reason_count, 2);
+    assert_string_equal(gres.cancellation_reasons[0].code, "None");
+    assert_null(gres.cancellation_reasons[0].message);
+    assert_string_equal(gres.cancellation_reasons[1].code, "ValidationError");
+    assert_string_equal(gres.cancellation_reasons[1].message,
+                        "The provided key element does not match the schema");
+    assert_null(gres.items);
+    kura_transact_get_res_free(&gres);
+    kura_value_free(k_nosk);
+
     kura_value_free((kura_value *)gets[2].key);
     kura_value_free((kura_value *)bad[0].key);
     kura_value_free(it1);

@@ -176,7 +176,7 @@ static void test_aws_suite_vectors(void **state)
 typedef struct ddb_req {
     sigv4_pair headers[10];
     size_t n;
-    sigv4_pair query[2];
+    sigv4_pair query[8];
     size_t nq;
     const char *body;
     sigv4_request req;
@@ -338,12 +338,16 @@ static void test_reject_missing_token(void **state)
     expect_reject(&r, *signed_at(), DDB_SECRET, "MissingAuthenticationTokenException", msg);
     set_header(&r, "Authorization", "");
     expect_reject(&r, *signed_at(), DDB_SECRET, "MissingAuthenticationTokenException", msg);
-    /* presigned query parameters are not an Authorization header */
+    /* X-Amz-Algorithm in the query string makes it a presigned request, checked as one */
     del_header(&r, "Authorization");
     r.query[0].name = "X-Amz-Algorithm";
     r.query[0].value = "AWS4-HMAC-SHA256";
     r.nq = 1;
-    expect_reject(&r, *signed_at(), DDB_SECRET, "MissingAuthenticationTokenException", msg);
+    expect_reject(&r, *signed_at(), DDB_SECRET, "IncompleteSignatureException",
+                  "AWS query-string parameters must include 'X-Amz-Credential'. AWS query-string "
+                  "parameters must include 'X-Amz-Signature'. AWS query-string parameters must "
+                  "include 'X-Amz-SignedHeaders'. AWS query-string parameters must include "
+                  "'X-Amz-Date'. Re-examine the query-string parameters.");
     ddb_getitem(&r);
     r.query[0].name = "X-Amz-Algorithm";
     r.query[0].value = "AWS4-HMAC-SHA256";
@@ -548,6 +552,158 @@ static void test_region(void **state)
     assert_string_equal(small, "abcd");
 }
 
+/* ---- Presigned requests (query authentication) ------------------------------------------- */
+
+#define PRE_SIG "40accf893cc942a047b3340f7ae31a0064a4afdc09d73df0b07ee4a32f53d096"
+/* botocore 1.43 SigV4QueryAuth(Credentials("AKIDKURA", "kura/secret+KEY"), "dynamodb",
+ * "us-east-1", expires=300) at 2026-11-21T14:00:00Z, POST http://127.0.0.1:8000/ with the
+ * GetItem body kept as the body (SigV4QueryAuth would move it into the query string) and so
+ * signed by its SHA-256. */
+static void ddb_presigned(ddb_req *r)
+{
+    memset(r, 0, sizeof *r);
+    sigv4_pair h[] = {
+        {"Host", "127.0.0.1:8000"},
+        {"Content-Type", "application/x-amz-json-1.0"},
+        {"X-Amz-Target", "DynamoDB_20120810.GetItem"},
+        {"Content-Length", "95"},
+    };
+    sigv4_pair q[] = {
+        {"X-Amz-Algorithm", "AWS4-HMAC-SHA256"},
+        {"X-Amz-Credential", "AKIDKURA/20261121/us-east-1/dynamodb/aws4_request"},
+        {"X-Amz-Date", "20261121T140000Z"},
+        {"X-Amz-Expires", "300"},
+        {"X-Amz-SignedHeaders", "content-type;host;x-amz-target"},
+        {"X-Amz-Signature", PRE_SIG},
+    };
+    memcpy(r->headers, h, sizeof h);
+    r->n = sizeof h / sizeof h[0];
+    memcpy(r->query, q, sizeof q);
+    r->nq = sizeof q / sizeof q[0];
+    r->body = GETITEM_BODY;
+}
+
+static void set_query(ddb_req *r, const char *name, const char *value)
+{
+    for (size_t i = 0; i < r->nq; i++)
+        if (strcmp(r->query[i].name, name) == 0) {
+            r->query[i].value = value;
+            return;
+        }
+    r->query[r->nq].name = name;
+    r->query[r->nq++].value = value;
+}
+
+static void del_query(ddb_req *r, const char *name)
+{
+    for (size_t i = 0; i < r->nq; i++)
+        if (strcmp(r->query[i].name, name) == 0) {
+            memmove(&r->query[i], &r->query[i + 1], (r->nq - i - 1) * sizeof r->query[0]);
+            r->nq--;
+            return;
+        }
+}
+
+static void test_presigned_accepted(void **state)
+{
+    (void)state;
+    ddb_req r;
+    sigv4_error err;
+    ddb_presigned(&r);
+    if (!check(&r, *signed_at(), DDB_SECRET, &err))
+        fail_msg("rejected: %s: %s", err.type, err.message);
+    /* valid until X-Amz-Expires after its date, from 15 minutes before it */
+    assert_true(check(&r, *signed_at() + 300, DDB_SECRET, &err));
+    assert_true(check(&r, *signed_at() - 15 * 60, DDB_SECRET, &err));
+    /* arguments in any order; an extra unsigned header */
+    ddb_presigned(&r);
+    sigv4_pair first = r.query[0];
+    r.query[0] = r.query[5];
+    r.query[5] = first;
+    set_header(&r, "User-Agent", "curl");
+    assert_true(check(&r, *signed_at(), DDB_SECRET, &err));
+    /* the region is the credential's */
+    char region[16];
+    assert_true(sigv4_region(NULL, r.query[1].value, region, sizeof region));
+    assert_string_equal(region, "us-east-1");
+}
+
+static void test_presigned_rejected(void **state)
+{
+    (void)state;
+    ddb_req r;
+    ddb_presigned(&r);
+    expect_reject(&r, *signed_at() + 301, DDB_SECRET, "InvalidSignatureException",
+                  "Signature expired: 20261121T140000Z is now earlier than 20261121T140001Z "
+                  "(20261121T140501Z - 300 sec.)");
+    expect_reject(&r, *signed_at() - 15 * 60 - 1, DDB_SECRET, "InvalidSignatureException",
+                  "Signature not yet current: 20261121T140000Z is still later than "
+                  "20261121T135959Z (20261121T134459Z + 15 min.)");
+    expect_reject(&r, *signed_at(), DDB_SECRET "x", "InvalidSignatureException", MISMATCH);
+    r.body = "{\"TableName\":\"Music\"}";
+    expect_reject(&r, *signed_at(), DDB_SECRET, "InvalidSignatureException", MISMATCH);
+    /* the query string is signed: a longer expiry is another signature */
+    ddb_presigned(&r);
+    set_query(&r, "X-Amz-Expires", "3000");
+    expect_reject(&r, *signed_at(), DDB_SECRET, "InvalidSignatureException", MISMATCH);
+    ddb_presigned(&r);
+    set_query(&r, "X-Amz-Signature", "00");
+    expect_reject(&r, *signed_at(), DDB_SECRET, "InvalidSignatureException", MISMATCH);
+    /* without X-Amz-Expires: the 15 minutes of a signed request (and another signature) */
+    ddb_presigned(&r);
+    del_query(&r, "X-Amz-Expires");
+    expect_reject(&r, *signed_at() + 15 * 60 + 1, DDB_SECRET, "InvalidSignatureException",
+                  "Signature expired: 20261121T140000Z is now earlier than 20261121T140001Z "
+                  "(20261121T141501Z - 15 min.)");
+    expect_reject(&r, *signed_at(), DDB_SECRET, "InvalidSignatureException", MISMATCH);
+}
+
+static void test_presigned_incomplete(void **state)
+{
+    (void)state;
+    ddb_req r;
+    ddb_presigned(&r);
+    del_query(&r, "X-Amz-Signature");
+    expect_reject(&r, *signed_at(), DDB_SECRET, "IncompleteSignatureException",
+                  "AWS query-string parameters must include 'X-Amz-Signature'. Re-examine the "
+                  "query-string parameters.");
+    ddb_presigned(&r);
+    del_query(&r, "X-Amz-Credential");
+    set_query(&r, "X-Amz-Date", "");
+    expect_reject(&r, *signed_at(), DDB_SECRET, "IncompleteSignatureException",
+                  "AWS query-string parameters must include 'X-Amz-Credential'. AWS query-string "
+                  "parameters must include 'X-Amz-Date'. Re-examine the query-string "
+                  "parameters.");
+    ddb_presigned(&r);
+    set_query(&r, "X-Amz-Date", "2026-11-21");
+    expect_reject(&r, *signed_at(), DDB_SECRET, "IncompleteSignatureException",
+                  "Date must be in ISO-8601 'basic format'. Got '2026-11-21'. See "
+                  "http://en.wikipedia.org/wiki/ISO_8601");
+    ddb_presigned(&r);
+    set_query(&r, "X-Amz-Expires", "604801");
+    expect_reject(&r, *signed_at(), DDB_SECRET, "IncompleteSignatureException",
+                  "X-Amz-Expires must be a whole number of seconds from 1 to 604800, not "
+                  "'604801'. Re-examine the query-string parameters.");
+    ddb_presigned(&r);
+    set_query(&r, "X-Amz-SignedHeaders", "content-type;x-amz-target");
+    expect_reject(&r, *signed_at(), DDB_SECRET, "InvalidSignatureException",
+                  "'Host' must be a 'SignedHeader' in the AWS Authorization.");
+    ddb_presigned(&r);
+    set_query(&r, "X-Amz-Algorithm", "AWS4-HMAC-SHA1");
+    expect_reject(&r, *signed_at(), DDB_SECRET, "IncompleteSignatureException",
+                  "Unsupported AWS 'algorithm': 'AWS4-HMAC-SHA1' (only AWS4-HMAC-SHA256 for "
+                  "now). ");
+    ddb_presigned(&r);
+    set_query(&r, "X-Amz-Credential", "OTHERKEY/20261121/us-east-1/dynamodb/aws4_request");
+    expect_reject(&r, *signed_at(), DDB_SECRET, "UnrecognizedClientException",
+                  "The security token included in the request is invalid.");
+    ddb_presigned(&r);
+    set_header(&r, "Authorization", "AWS4-HMAC-SHA256 Credential=x");
+    expect_reject(&r, *signed_at(), DDB_SECRET, "InvalidSignatureException",
+                  "Found both 'X-Amz-Algorithm' as a query-string param and 'Authorization' as "
+                  "HTTP header.");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -562,6 +718,9 @@ int main(void)
         cmocka_unit_test(test_reject_payload_hash),
         cmocka_unit_test(test_date_header),
         cmocka_unit_test(test_region),
+        cmocka_unit_test(test_presigned_accepted),
+        cmocka_unit_test(test_presigned_rejected),
+        cmocka_unit_test(test_presigned_incomplete),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
