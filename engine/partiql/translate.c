@@ -1,0 +1,329 @@
+/*
+ * translate.c - This file contains the translation of a parsed PartiQL statement into one
+ * item request of kura.h, as DynamoDB runs its PartiQL:
+ *   SELECT with equality on the whole primary key (table only) -> GetItem
+ *   SELECT with equality on the partition key                  -> Query: the first
+ *       condition on the sort key that KeyConditionExpression can take (= < <= > >=
+ *       BETWEEN begins_with) joins the key condition, every other predicate is the filter;
+ *       ORDER BY the sort key DESC reads backward
+ *   any other SELECT                                           -> Scan, WHERE as the filter
+ *   INSERT -> PutItem if attribute_not_exists(partition key)
+ *   UPDATE -> UpdateItem if attribute_exists(partition key) AND the other predicates
+ *   DELETE -> DeleteItem, the same condition
+ * Only top-level AND terms are looked at for keys. A write without an equality on every key
+ * attribute is refused (PQ_MSG_NO_KEY). Expression text comes from render.c.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/partiql/partiql.h"
+#include "util/status.h"
+
+#define NOMEM() kura_err(KURA_E_NOMEM, "out of memory")
+
+/* The top-level AND terms of a WHERE. */
+typedef struct pq_terms {
+    const pq_node **t;
+    uint32_t n, cap;
+    bool *used; /* taken by the key */
+} pq_terms;
+
+static kura_status collect(pq_terms *ts, const pq_node *n)
+{
+    if (n->kind == PQ_AND) {
+        kura_status s = collect(ts, n->kids[0]);
+        return s == KURA_OK ? collect(ts, n->kids[1]) : s;
+    }
+    if (ts->n == ts->cap) {
+        uint32_t cap = ts->cap ? ts->cap * 2 : 8;
+        const pq_node **nt = realloc(ts->t, cap * sizeof *nt);
+        if (!nt) return NOMEM();
+        ts->t = nt;
+        ts->cap = cap;
+    }
+    ts->t[ts->n++] = n;
+    return KURA_OK;
+}
+
+static bool is_attr(const pq_node *n, const char *name)
+{
+    return n->kind == PQ_PATH && n->nsteps == 1 && !n->steps[0].is_index &&
+           strlen(name) == n->steps[0].name_len &&
+           memcmp(n->steps[0].name, name, n->steps[0].name_len) == 0;
+}
+
+/* The value of `name = v` or `v = name`, or NULL. */
+static const kura_value *key_eq(const pq_node *n, const char *name)
+{
+    if (n->kind != PQ_EQ) return NULL;
+    if (is_attr(n->kids[0], name) && n->kids[1]->kind == PQ_VALUE) return n->kids[1]->value;
+    if (is_attr(n->kids[1], name) && n->kids[0]->kind == PQ_VALUE) return n->kids[0]->value;
+    return NULL;
+}
+
+/* Whether KeyConditionExpression can take n as the sort key's condition. */
+static bool sort_cond(const pq_node *n, const char *sk)
+{
+    switch (n->kind) {
+    case PQ_EQ: case PQ_LT: case PQ_LE: case PQ_GT: case PQ_GE:
+        return is_attr(n->kids[0], sk) && n->kids[1]->kind == PQ_VALUE;
+    case PQ_BETWEEN:
+        return is_attr(n->kids[0], sk) && n->kids[1]->kind == PQ_VALUE &&
+               n->kids[2]->kind == PQ_VALUE;
+    case PQ_CALL:
+        return strcmp(n->name, "begins_with") == 0 && is_attr(n->kids[0], sk) &&
+               n->kids[1]->kind == PQ_VALUE;
+    default:
+        return false;
+    }
+}
+
+static int find_eq(const pq_terms *ts, const char *name)
+{
+    for (uint32_t i = 0; name && i < ts->n; i++)
+        if (!ts->used[i] && key_eq(ts->t[i], name)) return (int)i;
+    return -1;
+}
+
+/* The terms not taken by the key, joined by AND, appended to r's text (nothing if none). */
+static kura_status render_rest(pq_render *r, const pq_terms *ts, bool *any_out)
+{
+    kura_status s = KURA_OK;
+    bool any = false;
+    for (uint32_t i = 0; s == KURA_OK && i < ts->n; i++) {
+        if (ts->used[i]) continue;
+        if (any) s = pq_render_text(r, " AND ");
+        if (s == KURA_OK) s = pq_render_cond(r, ts->t[i]);
+        any = true;
+    }
+    *any_out = any;
+    return s;
+}
+
+/* {hash: v[, range: v]} from the terms at hi and ri (-1: none). */
+static kura_status make_key(const pq_terms *ts, const pq_keys *k, int hi, int ri,
+                            kura_value **out)
+{
+    kura_value *key = kura_value_map();
+    if (!key) return NOMEM();
+    kura_status s = kura_value_map_put(key, k->hash, strlen(k->hash),
+                                       kura_value_clone(key_eq(ts->t[hi], k->hash)));
+    if (s == KURA_OK && ri >= 0)
+        s = kura_value_map_put(key, k->range, strlen(k->range),
+                               kura_value_clone(key_eq(ts->t[ri], k->range)));
+    if (s != KURA_OK) {
+        kura_value_free(key);
+        return s;
+    }
+    *out = key;
+    return KURA_OK;
+}
+
+static kura_status take(pq_render *r, char **out)
+{
+    return (*out = pq_render_take(r)) ? KURA_OK : NOMEM();
+}
+
+static kura_status projection(pq_render *r, const pq_stmt *st, pq_plan *plan)
+{
+    kura_status s = KURA_OK;
+    if (!st->nproj) return KURA_OK;
+    for (uint32_t i = 0; s == KURA_OK && i < st->nproj; i++) {
+        if (i) s = pq_render_text(r, ", ");
+        if (s == KURA_OK) s = pq_render_path(r, st->proj[i]);
+    }
+    return s == KURA_OK ? take(r, &plan->projection) : s;
+}
+
+static kura_status order_by(const pq_stmt *st, const pq_keys *k, pq_plan *plan)
+{
+    const pq_node *o = st->order_by;
+    if (!o) return KURA_OK;
+    if (!st->where)
+        return kura_err(KURA_E_INVALID,
+                        "Must have WHERE clause in the statement when using ORDER BY clause.");
+    bool on_range = k->range && is_attr(o, k->range);
+    if (!on_range && !is_attr(o, k->hash))
+        return kura_err(KURA_E_INVALID,
+                        "Variable reference [%.*s] in ORDER BY clause must be a part of the "
+                        "primary key", (int)o->steps[0].name_len, o->steps[0].name);
+    if (plan->kind != PQ_P_QUERY && plan->kind != PQ_P_GET)
+        return kura_err(KURA_E_INVALID, "Must have WHERE clause in the statement when using "
+                                        "ORDER BY clause with an equality condition on the "
+                                        "partition key.");
+    plan->backward = on_range && st->order_desc;
+    return KURA_OK;
+}
+
+static kura_status plan_select(const pq_stmt *st, const pq_keys *k, pq_terms *ts,
+                               pq_render *r, pq_plan *plan)
+{
+    int hi = find_eq(ts, k->hash);
+    int ri = hi >= 0 ? find_eq(ts, k->range) : -1;
+    kura_status s = KURA_OK;
+    bool any;
+    if (hi >= 0 && !st->index && (!k->range || ri >= 0) && ts->n == (k->range ? 2u : 1u)) {
+        plan->kind = PQ_P_GET;
+        s = make_key(ts, k, hi, ri, &plan->key);
+    } else if (hi >= 0) {
+        plan->kind = PQ_P_QUERY;
+        ts->used[hi] = true;
+        s = pq_render_cond(r, ts->t[hi]);
+        for (uint32_t i = 0; s == KURA_OK && k->range && i < ts->n; i++)
+            if (!ts->used[i] && sort_cond(ts->t[i], k->range)) {
+                ts->used[i] = true;
+                s = pq_render_text(r, " AND ");
+                if (s == KURA_OK) s = pq_render_cond(r, ts->t[i]);
+                break;
+            }
+        if (s == KURA_OK) s = take(r, &plan->key_condition);
+        if (s == KURA_OK) s = render_rest(r, ts, &any);
+        if (s == KURA_OK && any) s = take(r, &plan->condition);
+    } else {
+        plan->kind = PQ_P_SCAN;
+        if (st->where && (s = pq_render_cond(r, st->where)) == KURA_OK)
+            s = take(r, &plan->condition);
+    }
+    if (s == KURA_OK) s = order_by(st, k, plan);
+    if (s == KURA_OK) s = projection(r, st, plan);
+    return s;
+}
+
+/* UPDATE and DELETE: the key and "attribute_exists(hash) [AND rest]". */
+static kura_status plan_keyed_write(const pq_keys *k, pq_terms *ts, pq_render *r,
+                                    pq_plan *plan)
+{
+    int hi = find_eq(ts, k->hash);
+    if (hi >= 0) ts->used[hi] = true;
+    int ri = k->range ? find_eq(ts, k->range) : -1;
+    if (hi < 0 || (k->range && ri < 0)) return kura_err(KURA_E_INVALID, PQ_MSG_NO_KEY);
+    if (ri >= 0) ts->used[ri] = true;
+    kura_status s = make_key(ts, k, hi, ri, &plan->key);
+    if (s == KURA_OK) s = pq_render_text(r, "attribute_exists(");
+    if (s == KURA_OK) s = pq_render_path(r, ts->t[hi]->kids[ts->t[hi]->kids[0]->kind == PQ_PATH ? 0 : 1]);
+    if (s == KURA_OK) s = pq_render_text(r, ")");
+    bool any = false;
+    for (uint32_t i = 0; i < ts->n && !any; i++) any = !ts->used[i];
+    if (s == KURA_OK && any) s = pq_render_text(r, " AND ");
+    if (s == KURA_OK && any) s = render_rest(r, ts, &any);
+    return s == KURA_OK ? take(r, &plan->condition) : s;
+}
+
+/* One clause of the update expression: the assignments of one kind, or nothing. */
+enum { U_SET, U_REMOVE, U_ADD, U_DELETE };
+
+static int assign_kind(const pq_assign *a)
+{
+    if (a->remove) return U_REMOVE;
+    if (a->value->kind == PQ_CALL && strcmp(a->value->name, "set_add") == 0) return U_ADD;
+    if (a->value->kind == PQ_CALL && strcmp(a->value->name, "set_delete") == 0) return U_DELETE;
+    return U_SET;
+}
+
+static bool same_path(const pq_node *a, const pq_node *b)
+{
+    if (a->kind != PQ_PATH || b->kind != PQ_PATH || a->nsteps != b->nsteps) return false;
+    for (uint32_t i = 0; i < a->nsteps; i++) {
+        const pq_step *x = &a->steps[i], *y = &b->steps[i];
+        if (x->is_index != y->is_index) return false;
+        if (x->is_index ? x->index != y->index
+                        : x->name_len != y->name_len || memcmp(x->name, y->name, x->name_len))
+            return false;
+    }
+    return true;
+}
+
+static kura_status render_assign(pq_render *r, const pq_assign *a, int kind)
+{
+    kura_status s = pq_render_path(r, a->path);
+    if (s != KURA_OK || kind == U_REMOVE) return s;
+    if (kind == U_SET) {
+        s = pq_render_text(r, " = ");
+        return s == KURA_OK ? pq_render_operand(r, a->value) : s;
+    }
+    if (!same_path(a->path, a->value->kids[0]))
+        return kura_err(KURA_E_INVALID, "%s must be applied to the attribute it sets",
+                        a->value->name);
+    s = pq_render_text(r, " ");
+    return s == KURA_OK ? pq_render_operand(r, a->value->kids[1]) : s;
+}
+
+static kura_status plan_update_expr(const pq_stmt *st, pq_render *r, pq_plan *plan)
+{
+    static const char *const kw[] = {"SET ", "REMOVE ", "ADD ", "DELETE "};
+    kura_status s = KURA_OK;
+    for (int kind = U_SET; s == KURA_OK && kind <= U_DELETE; kind++) {
+        bool first = true;
+        for (uint32_t i = 0; s == KURA_OK && i < st->nassigns; i++) {
+            if (assign_kind(&st->assigns[i]) != kind) continue;
+            s = pq_render_text(r, first ? (r->text.len ? " " : "") : ", ");
+            if (s == KURA_OK && first) s = pq_render_text(r, kw[kind]);
+            if (s == KURA_OK) s = render_assign(r, &st->assigns[i], kind);
+            first = false;
+        }
+    }
+    return s == KURA_OK ? take(r, &plan->update) : s;
+}
+
+static kura_status plan_insert(const pq_stmt *st, const pq_keys *k, pq_render *r, pq_plan *plan)
+{
+    plan->kind = PQ_P_PUT;
+    if (!(plan->item = kura_value_clone(st->item))) return NOMEM();
+    pq_step step = {.name = k->hash, .name_len = strlen(k->hash)};
+    pq_node path = {.kind = PQ_PATH, .steps = &step, .nsteps = 1};
+    kura_status s = pq_render_text(r, "attribute_not_exists(");
+    if (s == KURA_OK) s = pq_render_path(r, &path);
+    if (s == KURA_OK) s = pq_render_text(r, ")");
+    return s == KURA_OK ? take(r, &plan->condition) : s;
+}
+
+kura_status pq_translate(const pq_stmt *st, const pq_keys *k, pq_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->table = st->table;
+    plan->index = st->index;
+    plan->return_values = st->returning;
+    pq_terms ts = {0};
+    pq_render r = {.text = KBUF_INIT};
+    kura_status s = st->where ? collect(&ts, st->where) : KURA_OK;
+    if (s == KURA_OK && ts.n && !(ts.used = calloc(ts.n, sizeof *ts.used))) s = NOMEM();
+    if (s == KURA_OK) {
+        switch (st->kind) {
+        case PQ_SELECT:
+            s = plan_select(st, k, &ts, &r, plan);
+            break;
+        case PQ_INSERT:
+            s = plan_insert(st, k, &r, plan);
+            break;
+        case PQ_UPDATE:
+            plan->kind = PQ_P_UPDATE;
+            s = plan_keyed_write(k, &ts, &r, plan);
+            if (s == KURA_OK) s = plan_update_expr(st, &r, plan);
+            break;
+        case PQ_DELETE:
+            plan->kind = PQ_P_DELETE;
+            s = plan_keyed_write(k, &ts, &r, plan);
+            break;
+        }
+    }
+    plan->names = r.names;
+    plan->values = r.values;
+    r.names = r.values = NULL;
+    pq_render_free(&r);
+    free(ts.t);
+    free(ts.used);
+    return s;
+}
+
+void pq_plan_free(pq_plan *p)
+{
+    kura_value_free(p->key);
+    kura_value_free(p->item);
+    kura_value_free(p->names);
+    kura_value_free(p->values);
+    free(p->key_condition);
+    free(p->condition);
+    free(p->update);
+    free(p->projection);
+    memset(p, 0, sizeof *p);
+}
