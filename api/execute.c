@@ -62,6 +62,9 @@ static const api_op *const ops[] = {
     &api_op_get_records,
     &api_op_describe_endpoints,
     &api_op_describe_limits,
+    &api_op_execute_statement,
+    &api_op_batch_execute_statement,
+    &api_op_execute_transaction,
 };
 
 /* The error type of the last kura_execute() on this thread; NULL after a success. */
@@ -100,6 +103,8 @@ static const char *error_type(kura_status s)
         return "ExpiredIteratorException";
     case KURA_E_TRIMMED_DATA:
         return "TrimmedDataAccessException";
+    case KURA_E_DUPLICATE_ITEM:
+        return "DuplicateItemException";
     default:
         return "InternalServerError";
     }
