@@ -2,13 +2,15 @@
  * parse_lit.c - This file contains the parser of PartiQL literals into attribute values:
  * 'strings' -> S, numbers (with an optional sign) -> N, TRUE/FALSE -> BOOL, NULL -> NULL,
  * <<set>> of strings or numbers (or parameters of one type) -> SS/NS/BS, [list] -> L,
- * {'k': v, ...} -> M, and '?' -> the next parameter. A number out of DynamoDB's range is
+ * {'k': v, ...} -> M, and '?' -> the next parameter. A set with a member twice is refused
+ * here, in the statement's terms, rather than by the engine's check of the generated :v value. A number out of DynamoDB's range is
  * refused with the number's own message (kura_value_n).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/model/value.h"
 #include "engine/partiql/parse_int.h"
 #include "util/status.h"
 
@@ -69,6 +71,10 @@ static kura_status lit_elems(pq_parser *p, kura_value *c, const char *close, int
                 kura_value_free(e);
                 return kura_err(KURA_E_INVALID,
                                 PQ_MSG_SYNTAX "Set members must all be strings, numbers or binary of one type");
+            }
+            if (val_set_contains(c, e)) {
+                kura_value_free(e);
+                return kura_err(KURA_E_INVALID, PQ_MSG_SYNTAX "Duplicate set member");
             }
         }
         s = kura_value_append(c, e);

@@ -103,8 +103,10 @@ static void fz_expr(expr_ctx *ctx, expr_type type, const char *text)
 static void fz_plan(const pq_plan *p)
 {
     expr_ctx *ctx;
-    FUZZ_CHECK(expr_ctx_new(p->names, p->values, &ctx), "expr_ctx_new", KURA_OK, KURA_E_NOMEM);
-    if (!ctx) return;
+    /* the values are checked here (a parameter may be a set with a member twice) */
+    kura_status s = expr_ctx_new(p->names, p->values, &ctx);
+    FUZZ_CHECK(s, "expr_ctx_new", KURA_OK, KURA_E_INVALID, KURA_E_NOMEM);
+    if (s != KURA_OK) return;
     fz_expr(ctx, EXPR_KEY_CONDITION, p->key_condition);
     fz_expr(ctx, p->kind == PQ_P_QUERY || p->kind == PQ_P_SCAN ? EXPR_FILTER : EXPR_CONDITION,
             p->condition);

@@ -245,6 +245,7 @@ static void test_errors(void **state)
         {"SELECT * FROM t WHERE a = <<1, 'x'>>", "Set members must all be strings, numbers or binary of one type"},
         {"SELECT * FROM t WHERE a = <<[1]>>", "Set members must all be strings, numbers or binary of one type"},
         {"SELECT * FROM t WHERE a = {1: 2}", "Unexpected token"},
+        {"SELECT * FROM t WHERE a = <<1, 2, 1.0>>", "Duplicate set member"},
         {"SELECT * FROM t WHERE a IS 1", "Unexpected token"},
         {"SELECT * FROM t WHERE a[x] = 1", "Unexpected token"},
         {"SELECT * FROM t WHERE a NOT = 1", "Unexpected token"},
