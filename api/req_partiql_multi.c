@@ -138,7 +138,8 @@ static kura_status put_error(kbuf *b, const char *code, const char *msg, const k
     return s == KURA_OK ? jw_raw(b, "}}") : s;
 }
 
-/* Adds one result's capacity to the per-table totals (order of first appearance). */
+/* Adds one result's capacity to the per-table totals (order of first appearance), as
+ * BatchGetItem and BatchWriteItem give theirs: {"TableName", "CapacityUnits"}. */
 static kura_status add_capacity(kura_consumed_capacity *tot, size_t *n,
                                 const kura_consumed_capacity *cc)
 {
@@ -152,8 +153,6 @@ static kura_status add_capacity(kura_consumed_capacity *tot, size_t *n,
         (*n)++;
     }
     tot[i].capacity_units += cc->capacity_units;
-    tot[i].read_capacity_units += cc->read_capacity_units;
-    tot[i].write_capacity_units += cc->write_capacity_units;
     tot[i].table_capacity_units += cc->table_capacity_units;
     return KURA_OK;
 }

@@ -30,6 +30,9 @@
 #define PQ_MSG_NO_KEY "Where clause does not contain a mandatory equality on all key attributes"
 #define PQ_MSG_PARAMS "Number of parameters in request and statement don't match."
 #define PQ_MSG_DUPLICATE "Duplicate primary key exists in table"
+#define PQ_MSG_ORDER_SCAN                                                                         \
+    "ORDER BY needs a WHERE clause with an equality condition on the partition key and no "    \
+    "condition on a key attribute beyond one sort key condition"
 
 /* ---- Arena (arena.c) ---------------------------------------------------------------------- */
 

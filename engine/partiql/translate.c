@@ -5,7 +5,8 @@
  *   SELECT with equality on the partition key                  -> Query: the first
  *       condition on the sort key that KeyConditionExpression can take (= < <= > >=
  *       BETWEEN begins_with) joins the key condition, every other predicate is the filter;
- *       ORDER BY the sort key DESC reads backward
+ *       ORDER BY the sort key DESC reads backward. A Query's filter may not read a key
+ *       attribute, so when another predicate does (sk IN (..), pk <> ..) it is a Scan.
  *   any other SELECT                                           -> Scan, WHERE as the filter
  *   INSERT -> PutItem if attribute_not_exists(partition key)
  *   UPDATE -> UpdateItem if attribute_exists(partition key) AND the other predicates
@@ -148,11 +149,49 @@ static kura_status order_by(const pq_stmt *st, const pq_keys *k, pq_plan *plan)
                         "Variable reference [%.*s] in ORDER BY clause must be a part of the "
                         "primary key", (int)o->steps[0].name_len, o->steps[0].name);
     if (plan->kind != PQ_P_QUERY && plan->kind != PQ_P_GET)
-        return kura_err(KURA_E_INVALID, "Must have WHERE clause in the statement when using "
-                                        "ORDER BY clause with an equality condition on the "
-                                        "partition key.");
+        return kura_err(KURA_E_INVALID, PQ_MSG_ORDER_SCAN);
     plan->backward = on_range && st->order_desc;
     return KURA_OK;
+}
+
+/* Whether n reads a key attribute (a FilterExpression of a Query may not). */
+static bool refers_key(const pq_node *n, const pq_keys *k)
+{
+    if (n->kind == PQ_PATH) {
+        const pq_step *st = &n->steps[0];
+        return (strlen(k->hash) == st->name_len && !memcmp(k->hash, st->name, st->name_len)) ||
+               (k->range && strlen(k->range) == st->name_len &&
+                !memcmp(k->range, st->name, st->name_len));
+    }
+    for (uint32_t i = 0; i < n->nkids; i++)
+        if (refers_key(n->kids[i], k)) return true;
+    return false;
+}
+
+/* The Query of terms hi (partition key) and si (a sort-key condition, -1: none), the other
+ * terms as the filter; false when one of those reads a key attribute (then a Scan). */
+static bool query_fits(const pq_terms *ts, const pq_keys *k, int hi, int si)
+{
+    for (uint32_t i = 0; i < ts->n; i++)
+        if ((int)i != hi && (int)i != si && refers_key(ts->t[i], k)) return false;
+    return true;
+}
+
+static kura_status plan_query(pq_terms *ts, int hi, int si, pq_render *r, pq_plan *plan)
+{
+    bool any;
+    plan->kind = PQ_P_QUERY;
+    ts->used[hi] = true;
+    kura_status s = pq_render_cond(r, ts->t[hi]);
+    if (s == KURA_OK && si >= 0) {
+        ts->used[si] = true;
+        s = pq_render_text(r, " AND ");
+        if (s == KURA_OK) s = pq_render_cond(r, ts->t[si]);
+    }
+    if (s == KURA_OK) s = take(r, &plan->key_condition);
+    if (s == KURA_OK) s = render_rest(r, ts, &any);
+    if (s == KURA_OK && any) s = take(r, &plan->condition);
+    return s;
 }
 
 static kura_status plan_select(const pq_stmt *st, const pq_keys *k, pq_terms *ts,
@@ -160,25 +199,15 @@ static kura_status plan_select(const pq_stmt *st, const pq_keys *k, pq_terms *ts
 {
     int hi = find_eq(ts, k->hash);
     int ri = hi >= 0 ? find_eq(ts, k->range) : -1;
+    int si = -1;
+    for (uint32_t i = 0; hi >= 0 && k->range && i < ts->n && si < 0; i++)
+        if ((int)i != hi && sort_cond(ts->t[i], k->range)) si = (int)i;
     kura_status s = KURA_OK;
-    bool any;
     if (hi >= 0 && !st->index && (!k->range || ri >= 0) && ts->n == (k->range ? 2u : 1u)) {
         plan->kind = PQ_P_GET;
         s = make_key(ts, k, hi, ri, &plan->key);
-    } else if (hi >= 0) {
-        plan->kind = PQ_P_QUERY;
-        ts->used[hi] = true;
-        s = pq_render_cond(r, ts->t[hi]);
-        for (uint32_t i = 0; s == KURA_OK && k->range && i < ts->n; i++)
-            if (!ts->used[i] && sort_cond(ts->t[i], k->range)) {
-                ts->used[i] = true;
-                s = pq_render_text(r, " AND ");
-                if (s == KURA_OK) s = pq_render_cond(r, ts->t[i]);
-                break;
-            }
-        if (s == KURA_OK) s = take(r, &plan->key_condition);
-        if (s == KURA_OK) s = render_rest(r, ts, &any);
-        if (s == KURA_OK && any) s = take(r, &plan->condition);
+    } else if (hi >= 0 && query_fits(ts, k, hi, si)) {
+        s = plan_query(ts, hi, si, r, plan);
     } else {
         plan->kind = PQ_P_SCAN;
         if (st->where && (s = pq_render_cond(r, st->where)) == KURA_OK)

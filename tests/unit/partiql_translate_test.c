@@ -77,6 +77,10 @@ static const struct {
      PQ_P_QUERY, "(#n0 = :v0) AND begins_with(#n1, :v1)", "(#n2 = :v2)", NULL, NULL},
     {"SELECT * FROM t WHERE pk = 'a' AND sk BETWEEN 1 AND 3", &hash_range, PQ_P_QUERY,
      "(#n0 = :v0) AND (#n1 BETWEEN :v1 AND :v2)", NULL, NULL, NULL},
+    {"SELECT * FROM t WHERE pk = 'a' AND sk IN (1, 2)", &hash_range, PQ_P_SCAN, NULL,
+     "((#n0 = :v0) AND (#n1 IN (:v1, :v2)))", NULL, NULL},
+    {"SELECT * FROM t WHERE pk = 'a' AND sk > 1 AND sk < 5", &hash_range, PQ_P_SCAN, NULL,
+     "(((#n0 = :v0) AND (#n1 > :v1)) AND (#n2 < :v2))", NULL, NULL},
     {"SELECT * FROM t WHERE pk = 'a' AND sk = 1 AND x = 1", &hash_range, PQ_P_QUERY,
      "(#n0 = :v0) AND (#n1 = :v1)", "(#n2 = :v2)", NULL, NULL},
     {"SELECT * FROM t.i WHERE pk = 'a' AND sk = 1", &hash_range, PQ_P_QUERY,
@@ -163,8 +167,9 @@ static void test_refusals(void **state)
     translate_err("SELECT * FROM t WHERE pk = 1 ORDER BY x", &hash_range,
                   "Variable reference [x] in ORDER BY clause must be a part of the primary key");
     translate_err("SELECT * FROM t WHERE x = 1 ORDER BY sk", &hash_range,
-                  "Must have WHERE clause in the statement when using ORDER BY clause with an "
-                  "equality condition on the partition key.");
+                  PQ_MSG_ORDER_SCAN);
+    translate_err("SELECT * FROM t WHERE pk = 1 AND sk IN (1, 2) ORDER BY sk", &hash_range,
+                  PQ_MSG_ORDER_SCAN);
     translate_err("UPDATE t SET s = set_add(x, <<1>>) WHERE pk = 1", &hash_only,
                   "set_add must be applied to the attribute it sets");
     translate_err("UPDATE t SET a = MISSING WHERE pk = 1", &hash_only,
