@@ -3,27 +3,51 @@
  * parse, the key schema of its table (or of the index a SELECT names) from the catalog, and
  * the translation into a plan (translate.c). A table that does not exist is DynamoDB's
  * ResourceNotFoundException "Requested resource not found", whatever the statement.
+ *
+ * The key names come from the table pinned for the moment of the translation (a table's key
+ * never changes; table_acquire is what every item operation does first), not from
+ * kura_describe_table, which would count the table's items: preparing costs a parse, a
+ * lookup and the translation. An index's definition can change under UpdateTable, so its
+ * key names are copied under tables_mu. An index with several partition or sort key
+ * attributes offers its first ones (a Query then needs the others from the engine's rules).
  */
+#include <stdio.h>
 #include <string.h>
 
+#include "engine/db_int.h"
 #include "engine/partiql/partiql.h"
+#include "engine/table.h"
 #include "util/status.h"
 
-static void keys_of(const kura_key_schema_element *ks, size_t n, pq_keys *out)
+/* Room for an index's key names (attribute names of keys are at most 255 bytes). */
+typedef struct index_keys {
+    char hash[256], range[256];
+} index_keys;
+
+static const idx_def *find_index(const idx_def *d, uint32_t n, const char *name)
 {
-    for (size_t i = 0; i < n; i++) {
-        if (ks[i].range) out->range = ks[i].attribute_name;
-        else out->hash = ks[i].attribute_name;
-    }
+    for (uint32_t i = 0; i < n; i++)
+        if (strcmp(d[i].name, name) == 0) return &d[i];
+    return NULL;
 }
 
-/* The index `name` among n descriptions, or NULL. */
-static const kura_index_description *find_index(const kura_index_description *d, size_t n,
-                                                const char *name)
+static kura_status index_keys_of(kura_db *db, kura_table *t, const char *index, index_keys *ik,
+                                 pq_keys *k)
 {
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(d[i].index_name, name) == 0) return &d[i];
-    return NULL;
+    kmutex_lock(&db->tables_mu);
+    const idx_def *d = find_index(t->gsi, t->ngsi, index);
+    if (!d) d = find_index(t->lsi, t->nlsi, index);
+    if (d && d->nhash) {
+        snprintf(ik->hash, sizeof ik->hash, "%s", d->hash[0].name);
+        ik->range[0] = '\0';
+        if (d->nrange) snprintf(ik->range, sizeof ik->range, "%s", d->range[0].name);
+    }
+    kmutex_unlock(&db->tables_mu);
+    if (!d || !d->nhash)
+        return kura_err(KURA_E_INVALID, "The table does not have the specified index: %s", index);
+    k->hash = ik->hash;
+    k->range = ik->range[0] ? ik->range : NULL;
+    return KURA_OK;
 }
 
 kura_status pq_prepare(kura_db *db, const char *text, const kura_value *params, pq_prepared *out)
@@ -31,28 +55,13 @@ kura_status pq_prepare(kura_db *db, const char *text, const kura_value *params, 
     memset(out, 0, sizeof *out);
     kura_status s = pq_parse(text, strlen(text), params, &out->stmt);
     if (s != KURA_OK) return s;
-    kura_table_description d;
-    s = kura_describe_table(db, out->stmt->table, &d);
-    if (s == KURA_E_RESOURCE_NOT_FOUND)
-        return kura_err(KURA_E_RESOURCE_NOT_FOUND, "Requested resource not found");
-    if (s != KURA_OK) return s;
-    pq_keys k = {NULL, NULL};
-    keys_of(d.key_schema, d.key_schema_count, &k);
-    const char *index = out->stmt->index;
-    if (index) {
-        const kura_index_description *ix =
-            find_index(d.global_secondary_indexes, d.global_secondary_indexes_count, index);
-        if (!ix) ix = find_index(d.local_secondary_indexes, d.local_secondary_indexes_count, index);
-        if (!ix) {
-            kura_table_description_free(&d);
-            return kura_err(KURA_E_INVALID, "The table does not have the specified index: %s",
-                            index);
-        }
-        k = (pq_keys){NULL, NULL};
-        keys_of(ix->key_schema, ix->key_schema_count, &k);
-    }
-    s = pq_translate(out->stmt, &k, &out->plan);
-    kura_table_description_free(&d);
+    kura_table *t;
+    if ((s = table_acquire(db, out->stmt->table, &t)) != KURA_OK) return s;
+    pq_keys k = {t->pk_name, t->sk_name};
+    index_keys ik;
+    if (out->stmt->index) s = index_keys_of(db, t, out->stmt->index, &ik, &k);
+    if (s == KURA_OK) s = pq_translate(out->stmt, &k, &out->plan);
+    table_release(t);
     return s;
 }
 
