@@ -156,10 +156,7 @@ kura_status kura_execute_statement(kura_db *db, const kura_execute_statement_req
     memset(res_out, 0, sizeof *res_out);
     if (!req->statement) return kura_err(KURA_E_INVALID, "Statement must not be null");
     kura_execute_statement_res res = {0};
-    pq_prepared pp;
-    kura_status s = pq_prepare(db, req->statement, req->parameters, &pp);
-    if (s == KURA_OK) s = pq_run(db, &pp, req, &res);
-    pq_prepared_free(&pp);
+    kura_status s = pq_cached_run(db, req, &res);
     if (s == KURA_OK) {
         *res_out = res;
         return KURA_OK;

@@ -53,6 +53,17 @@ static pq_tok lex_number(pq_lexer *lx)
     return tok(lx, PQ_T_NUMBER, start);
 }
 
+static bool is_punct(char c)
+{
+    switch (c) {
+    case '(': case ')': case '[': case ']': case '{': case '}': case ',': case '.': case ':':
+    case '?': case '*': case '=': case '<': case '>': case '+': case '-': case ';':
+        return true;
+    default:
+        return false;
+    }
+}
+
 pq_tok pq_lex_next(pq_lexer *lx)
 {
     static const char *const two[] = {"<<", ">>", "<=", ">=", "<>", "!="};
@@ -76,7 +87,7 @@ pq_tok pq_lex_next(pq_lexer *lx)
             lx->pos += 2;
             return tok(lx, PQ_T_PUNCT, start);
         }
-    if (strchr("()[]{},.:?*=<>+-;", c) && c != '\0') {
+    if (is_punct(c)) {
         lx->pos++;
         return tok(lx, PQ_T_PUNCT, start);
     }
@@ -84,26 +95,40 @@ pq_tok pq_lex_next(pq_lexer *lx)
     return tok(lx, PQ_T_BAD, start);
 }
 
+/* Both compare the first character before anything else: the parser asks about every
+ * token several times, so these are on the path of every statement. */
 bool pq_tok_is_kw(const pq_tok *t, const char *kw)
 {
-    return t->kind == PQ_T_IDENT && strlen(kw) == t->len && strncasecmp(t->p, kw, t->len) == 0;
+    /* kw[len] is read only after strncasecmp found len equal non-NUL characters */
+    return t->kind == PQ_T_IDENT && (t->p[0] & ~0x20) == kw[0] &&
+           strncasecmp(t->p, kw, t->len) == 0 && kw[t->len] == '\0';
 }
 
 bool pq_tok_is(const pq_tok *t, const char *p)
 {
-    return t->kind == PQ_T_PUNCT && strlen(p) == t->len && memcmp(t->p, p, t->len) == 0;
+    return t->kind == PQ_T_PUNCT && t->p[0] == p[0] &&
+           (t->len == 1 ? p[1] == '\0' : p[1] == t->p[1] && p[2] == '\0');
 }
 
 bool pq_is_keyword(const char *p, size_t len)
 {
-    static const char *const kws[] = {
-        "ALL",     "AND",    "ASC",     "BETWEEN", "BY",     "DELETE", "DESC",
-        "FALSE",   "FROM",   "IN",      "INSERT",  "INTO",   "IS",     "MISSING", "NEW",
-        "NOT",     "NULL",   "OLD",     "OR",      "ORDER",  "REMOVE", "RETURNING", "SELECT",
-        "SET",     "TRUE",   "UPDATE",  "VALUE",   "VALUES", "WHERE",  "MODIFIED",
+    static const struct {
+        const char *kw;
+        size_t len;
+    } kws[] = {
+#define KW(s) {s, sizeof s - 1}
+        KW("ALL"),    KW("AND"),     KW("ASC"),      KW("BETWEEN"), KW("BY"),     KW("DELETE"),
+        KW("DESC"),   KW("FALSE"),   KW("FROM"),     KW("IN"),      KW("INSERT"), KW("INTO"),
+        KW("IS"),     KW("MISSING"), KW("MODIFIED"), KW("NEW"),     KW("NOT"),    KW("NULL"),
+        KW("OLD"),    KW("OR"),      KW("ORDER"),    KW("REMOVE"),  KW("RETURNING"),
+        KW("SELECT"), KW("SET"),     KW("TRUE"),     KW("UPDATE"),  KW("VALUE"),  KW("VALUES"),
+        KW("WHERE"),
+#undef KW
     };
     for (size_t i = 0; i < sizeof kws / sizeof kws[0]; i++)
-        if (strlen(kws[i]) == len && strncasecmp(p, kws[i], len) == 0) return true;
+        if (kws[i].len == len && kws[i].kw[0] == (p[0] & ~0x20) &&
+            strncasecmp(p, kws[i].kw, len) == 0)
+            return true;
     return false;
 }
 

@@ -119,7 +119,8 @@ static kura_status parse_insert(pq_parser *p, pq_stmt *st)
     if (s == KURA_OK) s = pq_expect_kw(p, "VALUE");
     if (s != KURA_OK) return s;
     if (!pq_tok_is(&p->cur, "{")) return pq_unexpected(p);
-    return pq_parse_literal(p, &st->item);
+    int32_t param;
+    return pq_parse_literal(p, &st->item, &param);
 }
 
 /* RETURNING ALL|MODIFIED OLD|NEW * (DELETE: ALL OLD * only) */
@@ -215,6 +216,7 @@ kura_status pq_parse(const char *text, size_t n, const kura_value *params, pq_st
     pq_advance(&p);
     kura_status s = parse_stmt(&p, st);
     st->nparams = p.nparams;
+    st->params_copied = p.params_copied;
     if (s == KURA_OK && p.nparams != (params ? kura_value_count(params) : 0))
         s = kura_err(KURA_E_INVALID, PQ_MSG_PARAMS);
     if (s != KURA_OK) {

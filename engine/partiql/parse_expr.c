@@ -24,6 +24,7 @@ static pq_node *new_node(pq_parser *p, pq_kind kind, uint32_t nkids)
     if (!n) return NULL;
     n->kind = kind;
     n->nkids = nkids;
+    n->param = -1;
     if (nkids && !(n->kids = pq_alloc(p->arena, nkids * sizeof *n->kids))) return NULL;
     return n;
 }
@@ -150,7 +151,7 @@ static kura_status parse_term(pq_parser *p, pq_node **out)
         return pq_parse_path(p, out);
     pq_node *n = new_node(p, PQ_VALUE, 0);
     if (!n) return NOMEM();
-    kura_status s = pq_parse_literal(p, &n->value);
+    kura_status s = pq_parse_literal(p, &n->value, &n->param);
     if (s == KURA_OK) *out = n;
     return s;
 }

@@ -15,6 +15,7 @@ typedef struct pq_parser {
     const kura_value *params; /* L or NULL */
     uint32_t nparams;         /* '?' consumed */
     uint32_t depth;           /* open parentheses and NOTs */
+    bool params_copied;       /* a '?' inside a collection */
 } pq_parser;
 
 void pq_advance(pq_parser *p);
@@ -30,7 +31,8 @@ kura_status pq_ident(pq_parser *p, const char **name_out, size_t *len_out);
 kura_status pq_parse_cond(pq_parser *p, pq_node **out);
 kura_status pq_parse_operand(pq_parser *p, pq_node **out); /* with + and - */
 kura_status pq_parse_path(pq_parser *p, pq_node **out);
-/* A literal (or '?') as a value owned by the arena. */
-kura_status pq_parse_literal(pq_parser *p, const kura_value **out);
+/* A literal as a value owned by the arena, or a '?' as its parameter (borrowed; *param_out
+ * its index, else -1). */
+kura_status pq_parse_literal(pq_parser *p, const kura_value **out, int32_t *param_out);
 
 #endif

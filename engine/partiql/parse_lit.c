@@ -18,12 +18,13 @@
 
 static kura_status lit_value(pq_parser *p, kura_value **out, int depth);
 
-/* The next parameter, copied (NULL: there is none, counted so the mismatch is reported). */
+/* The next parameter inside a collection, copied. */
 static kura_status lit_param(pq_parser *p, kura_value **out)
 {
     pq_advance(p);
     const kura_value *v = p->params ? kura_value_at(p->params, p->nparams, NULL, NULL) : NULL;
     p->nparams++;
+    p->params_copied = true;
     if (!v) return kura_err(KURA_E_INVALID, PQ_MSG_PARAMS);
     if (!(*out = kura_value_clone(v))) return NOMEM();
     return KURA_OK;
@@ -186,8 +187,17 @@ static kura_status lit_value(pq_parser *p, kura_value **out, int depth)
     return pq_unexpected(p);
 }
 
-kura_status pq_parse_literal(pq_parser *p, const kura_value **out)
+kura_status pq_parse_literal(pq_parser *p, const kura_value **out, int32_t *param_out)
 {
+    *param_out = -1;
+    if (pq_tok_is(&p->cur, "?")) { /* borrowed: the parameters outlive the statement */
+        pq_advance(p);
+        const kura_value *v = p->params ? kura_value_at(p->params, p->nparams, NULL, NULL) : NULL;
+        if (!v) return kura_err(KURA_E_INVALID, PQ_MSG_PARAMS);
+        *out = v;
+        *param_out = (int32_t)p->nparams++;
+        return KURA_OK;
+    }
     kura_value *v = NULL;
     kura_status s = lit_value(p, &v, 0);
     if (s != KURA_OK) return s;

@@ -36,10 +36,16 @@
 
 /* ---- Arena (arena.c) ---------------------------------------------------------------------- */
 
+/* The first bytes and values live in the arena itself (a statement of a point read or write
+ * needs no malloc for its tree); larger statements chain chunks. Zero-initialise. */
+#define PQ_ARENA_INLINE 1536
 typedef struct pq_arena {
     struct pq_chunk *chunks;
-    kura_value **values; /* freed with the arena */
+    size_t inline_used;
+    kura_value **values; /* freed with the arena: inline_values, then a malloc'ed copy */
     size_t nvalues, values_cap;
+    kura_value *inline_values[8];
+    _Alignas(16) unsigned char inline_bytes[PQ_ARENA_INLINE];
 } pq_arena;
 
 /* Zeroed memory of n bytes that lives until pq_arena_free; NULL when out of memory. */
@@ -54,7 +60,8 @@ void pq_arena_free(pq_arena *a);
 
 typedef enum pq_kind {
     PQ_PATH,     /* path */
-    PQ_VALUE,    /* value: a literal or a parameter (borrowed from the arena) */
+    PQ_VALUE,    /* value: a literal (owned by the arena) or a parameter (`param`, borrowed
+                  * from the parameters) */
     PQ_MISSING,  /* the literal MISSING */
     PQ_EQ, PQ_NE, PQ_LT, PQ_LE, PQ_GT, PQ_GE, /* kids[0] op kids[1] */
     PQ_BETWEEN,  /* kids[0] BETWEEN kids[1] AND kids[2] */
@@ -80,6 +87,7 @@ typedef struct pq_node {
     pq_step *steps;          /* PQ_PATH */
     uint32_t nsteps;
     const kura_value *value; /* PQ_VALUE */
+    int32_t param;           /* PQ_VALUE: the parameter's index, -1 for a literal */
     struct pq_node **kids;
     uint32_t nkids;
 } pq_node;
@@ -107,13 +115,17 @@ typedef struct pq_stmt {
     uint32_t nassigns;
     kura_return_values returning;
     uint32_t nparams;        /* '?' seen */
+    bool params_copied;      /* a '?' inside a collection literal: its value is in the tree,
+                              * so no plan of this statement can be reused (cache.c) */
     pq_arena arena;
 } pq_stmt;
 
 /*
  * Parses `text` (n bytes) into *stmt_out (free with pq_stmt_free). `params` (L, or NULL for
  * none) gives the values of the '?' in order; their count must match
- * (PQ_MSG_PARAMS). Errors: KURA_E_INVALID (PQ_MSG_SYNTAX + detail), KURA_E_NOMEM.
+ * (PQ_MSG_PARAMS). A '?' that is a whole operand borrows its parameter (no copy), so `params`
+ * must outlive the statement; inside a [list], <<set>> or {map} it is copied. Errors:
+ * KURA_E_INVALID (PQ_MSG_SYNTAX + detail), KURA_E_NOMEM.
  */
 kura_status pq_parse(const char *text, size_t n, const kura_value *params, pq_stmt **stmt_out);
 void pq_stmt_free(pq_stmt *s);
@@ -162,6 +174,15 @@ typedef struct pq_keys {
     const char *range; /* NULL: none */
 } pq_keys;
 
+/* Where a plan holds the value of a parameter: a key attribute (key_range: the sort key's,
+ * else the partition key's) or the values-map entry `placeholder` (":v3"). cache.c reruns a
+ * plan with other parameters by putting theirs there. */
+typedef struct pq_binding {
+    uint32_t param;
+    bool in_key, key_range;
+    char placeholder[16];
+} pq_binding;
+
 /* What a statement becomes. The strings and maps are owned by the plan. */
 typedef struct pq_plan {
     pq_plan_kind kind;
@@ -175,6 +196,8 @@ typedef struct pq_plan {
     char *projection;          /* GET, QUERY, SCAN; NULL: all attributes */
     bool backward;             /* QUERY ... ORDER BY sk DESC */
     kura_return_values return_values;
+    pq_binding *bindings;      /* every parameter the plan holds (malloc'ed) */
+    uint32_t nbindings;
 } pq_plan;
 
 /* Translates a parsed statement given its table's (or index's) keys into *plan_out (zeroed
@@ -197,6 +220,15 @@ typedef struct pq_prepared {
 kura_status pq_prepare(kura_db *db, const char *text, const kura_value *params,
                        pq_prepared *out);
 void pq_prepared_free(pq_prepared *p);
+/* pq_prepare, also giving copies of the key names the translation used in *keys_out (free
+ * with pq_keys_free, also on failure). */
+kura_status pq_prepare_keys(kura_db *db, const char *text, const kura_value *params,
+                            pq_prepared *out, pq_keys *keys_out);
+void pq_keys_free(pq_keys *k);
+/* kura_execute_statement's path: the plan from this thread's cache (cache.c) when the text
+ * ran before, else pq_prepare_keys + pq_run, the plan then kept. res_out zeroed first. */
+kura_status pq_cached_run(kura_db *db, const kura_execute_statement_req *req,
+                          kura_execute_statement_res *res_out);
 /* Runs a prepared statement as kura_execute_statement describes (res_out zeroed first). */
 kura_status pq_run(kura_db *db, const pq_prepared *p, const kura_execute_statement_req *req,
                    kura_execute_statement_res *res_out);
@@ -212,11 +244,16 @@ typedef struct pq_render {
     kbuf text;
     kura_value *names, *values;
     uint32_t nnames, nvalues;
+    pq_binding *bindings; /* the parameters among the values (malloc'ed) */
+    uint32_t nbindings, bindings_cap;
 } pq_render;
 
 kura_status pq_render_path(pq_render *r, const pq_node *path);
-/* A value placeholder for v (copied into the values map). */
-kura_status pq_render_value(pq_render *r, const kura_value *v);
+/* A value placeholder for v (copied into the values map); `param` >= 0 records where
+ * parameter `param` went (pq_binding). */
+kura_status pq_render_value(pq_render *r, const kura_value *v, int32_t param);
+/* Records a binding (KURA_E_NOMEM). */
+kura_status pq_bind(pq_binding **b, uint32_t *n, uint32_t *cap, const pq_binding *add);
 kura_status pq_render_text(pq_render *r, const char *text);
 /* A condition (WHERE predicates) or an update operand. */
 kura_status pq_render_cond(pq_render *r, const pq_node *n);

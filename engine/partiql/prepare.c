@@ -12,6 +12,7 @@
  * attributes offers its first ones (a Query then needs the others from the engine's rules).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine/db_int.h"
@@ -50,9 +51,12 @@ static kura_status index_keys_of(kura_db *db, kura_table *t, const char *index, 
     return KURA_OK;
 }
 
-kura_status pq_prepare(kura_db *db, const char *text, const kura_value *params, pq_prepared *out)
+/* keys_out (may be NULL): copies of the key names the translation used. */
+static kura_status prepare(kura_db *db, const char *text, const kura_value *params,
+                           pq_prepared *out, pq_keys *keys_out)
 {
     memset(out, 0, sizeof *out);
+    if (keys_out) *keys_out = (pq_keys){NULL, NULL};
     kura_status s = pq_parse(text, strlen(text), params, &out->stmt);
     if (s != KURA_OK) return s;
     kura_table *t;
@@ -61,8 +65,32 @@ kura_status pq_prepare(kura_db *db, const char *text, const kura_value *params, 
     index_keys ik;
     if (out->stmt->index) s = index_keys_of(db, t, out->stmt->index, &ik, &k);
     if (s == KURA_OK) s = pq_translate(out->stmt, &k, &out->plan);
+    if (s == KURA_OK && keys_out) {
+        keys_out->hash = strdup(k.hash);
+        keys_out->range = k.range ? strdup(k.range) : NULL;
+        if (!keys_out->hash || (k.range && !keys_out->range))
+            s = kura_err(KURA_E_NOMEM, "out of memory");
+    }
     table_release(t);
     return s;
+}
+
+kura_status pq_prepare(kura_db *db, const char *text, const kura_value *params, pq_prepared *out)
+{
+    return prepare(db, text, params, out, NULL);
+}
+
+kura_status pq_prepare_keys(kura_db *db, const char *text, const kura_value *params,
+                            pq_prepared *out, pq_keys *keys_out)
+{
+    return prepare(db, text, params, out, keys_out);
+}
+
+void pq_keys_free(pq_keys *k)
+{
+    free((char *)k->hash);
+    free((char *)k->range);
+    k->hash = k->range = NULL;
 }
 
 void pq_prepared_free(pq_prepared *p)

@@ -1,7 +1,7 @@
 /*
  * render.c - This file contains the writer of expression text in DynamoDB's expression
  * language (engine/expr) from PartiQL AST nodes. Every attribute name becomes a #n<i>
- * placeholder and every value a :v<i> placeholder, so no name can collide with a reserved
+ * placeholder (one per distinct name) and every value a :v<i> placeholder, so no name can collide with a reserved
  * word of the expression language and every value keeps its exact type; the engine then
  * parses and evaluates the text as it would a request's. The mapping:
  *   a = MISSING, a IS MISSING        attribute_not_exists(a)   (<> / IS NOT: attribute_exists)
@@ -40,6 +40,23 @@ static kura_status placeholder(pq_render *r, kura_value **map, uint32_t *count, 
     return kbuf_append(&r->text, ph, (size_t)n) ? KURA_OK : NOMEM();
 }
 
+/* The placeholder already given to attribute name `name`, written to the text; false if none
+ * (each name gets one #n placeholder however often it appears: fewer names for the engine
+ * to resolve). */
+static bool reuse_name(pq_render *r, const char *name, size_t len, kura_status *s_out)
+{
+    for (size_t i = 0; r->names && i < kura_value_count(r->names); i++) {
+        const char *ph;
+        size_t phlen, vlen;
+        const char *v = kura_value_bytes(kura_value_at(r->names, i, &ph, &phlen), &vlen);
+        if (vlen == len && memcmp(v, name, len) == 0) {
+            *s_out = kbuf_append(&r->text, ph, phlen) ? KURA_OK : NOMEM();
+            return true;
+        }
+    }
+    return false;
+}
+
 kura_status pq_render_path(pq_render *r, const pq_node *path)
 {
     kura_status s = KURA_OK;
@@ -52,14 +69,33 @@ kura_status pq_render_path(pq_render *r, const pq_node *path)
             continue;
         }
         if (i) s = pq_render_text(r, ".");
-        if (s == KURA_OK)
+        if (s == KURA_OK && !reuse_name(r, st->name, st->name_len, &s))
             s = placeholder(r, &r->names, &r->nnames, '#', kura_value_s(st->name, st->name_len));
     }
     return s;
 }
 
-kura_status pq_render_value(pq_render *r, const kura_value *v)
+kura_status pq_bind(pq_binding **b, uint32_t *n, uint32_t *cap, const pq_binding *add)
 {
+    if (*n == *cap) {
+        uint32_t ncap = *cap ? *cap * 2 : 4;
+        pq_binding *nb = realloc(*b, ncap * sizeof *nb);
+        if (!nb) return NOMEM();
+        *b = nb;
+        *cap = ncap;
+    }
+    (*b)[(*n)++] = *add;
+    return KURA_OK;
+}
+
+kura_status pq_render_value(pq_render *r, const kura_value *v, int32_t param)
+{
+    if (param >= 0) {
+        pq_binding b = {.param = (uint32_t)param};
+        snprintf(b.placeholder, sizeof b.placeholder, ":v%u", r->nvalues);
+        kura_status s = pq_bind(&r->bindings, &r->nbindings, &r->bindings_cap, &b);
+        if (s != KURA_OK) return s;
+    }
     return placeholder(r, &r->values, &r->nvalues, ':', kura_value_clone(v));
 }
 
@@ -81,7 +117,7 @@ kura_status pq_render_operand(pq_render *r, const pq_node *n)
     case PQ_PATH:
         return pq_render_path(r, n);
     case PQ_VALUE:
-        return pq_render_value(r, n->value);
+        return pq_render_value(r, n->value, n->param);
     case PQ_PLUS:
     case PQ_MINUS: {
         kura_status s = pq_render_operand(r, n->kids[0]);
@@ -215,5 +251,7 @@ void pq_render_free(pq_render *r)
     kbuf_free(&r->text);
     kura_value_free(r->names);
     kura_value_free(r->values);
+    free(r->bindings);
     r->names = r->values = NULL;
+    r->bindings = NULL;
 }

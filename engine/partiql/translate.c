@@ -24,9 +24,11 @@
 
 /* The top-level AND terms of a WHERE. */
 typedef struct pq_terms {
-    const pq_node **t;
+    const pq_node **t; /* inline_t, or malloc'ed beyond 16 terms */
     uint32_t n, cap;
-    bool *used; /* taken by the key */
+    bool *used;        /* taken by the key; inline_used likewise */
+    const pq_node *inline_t[16];
+    bool inline_used[16];
 } pq_terms;
 
 static kura_status collect(pq_terms *ts, const pq_node *n)
@@ -35,10 +37,16 @@ static kura_status collect(pq_terms *ts, const pq_node *n)
         kura_status s = collect(ts, n->kids[0]);
         return s == KURA_OK ? collect(ts, n->kids[1]) : s;
     }
+    if (!ts->t) {
+        ts->t = ts->inline_t;
+        ts->cap = 16;
+    }
     if (ts->n == ts->cap) {
-        uint32_t cap = ts->cap ? ts->cap * 2 : 8;
-        const pq_node **nt = realloc(ts->t, cap * sizeof *nt);
+        uint32_t cap = ts->cap * 2;
+        const pq_node **nt = malloc(cap * sizeof *nt);
         if (!nt) return NOMEM();
+        memcpy(nt, ts->t, ts->n * sizeof *nt);
+        if (ts->t != ts->inline_t) free(ts->t);
         ts->t = nt;
         ts->cap = cap;
     }
@@ -53,12 +61,12 @@ static bool is_attr(const pq_node *n, const char *name)
            memcmp(n->steps[0].name, name, n->steps[0].name_len) == 0;
 }
 
-/* The value of `name = v` or `v = name`, or NULL. */
-static const kura_value *key_eq(const pq_node *n, const char *name)
+/* The value node of `name = v` or `v = name`, or NULL. */
+static const pq_node *key_eq(const pq_node *n, const char *name)
 {
     if (n->kind != PQ_EQ) return NULL;
-    if (is_attr(n->kids[0], name) && n->kids[1]->kind == PQ_VALUE) return n->kids[1]->value;
-    if (is_attr(n->kids[1], name) && n->kids[0]->kind == PQ_VALUE) return n->kids[0]->value;
+    if (is_attr(n->kids[0], name) && n->kids[1]->kind == PQ_VALUE) return n->kids[1];
+    if (is_attr(n->kids[1], name) && n->kids[0]->kind == PQ_VALUE) return n->kids[0];
     return NULL;
 }
 
@@ -101,17 +109,26 @@ static kura_status render_rest(pq_render *r, const pq_terms *ts, bool *any_out)
     return s;
 }
 
+/* One key attribute's value into the key, and its binding when it is a parameter. */
+static kura_status key_put(kura_value *key, const char *name, const pq_node *v, bool range,
+                           pq_render *r)
+{
+    if (v->param >= 0) {
+        pq_binding b = {.param = (uint32_t)v->param, .in_key = true, .key_range = range};
+        kura_status s = pq_bind(&r->bindings, &r->nbindings, &r->bindings_cap, &b);
+        if (s != KURA_OK) return s;
+    }
+    return kura_value_map_put(key, name, strlen(name), kura_value_clone(v->value));
+}
+
 /* {hash: v[, range: v]} from the terms at hi and ri (-1: none). */
-static kura_status make_key(const pq_terms *ts, const pq_keys *k, int hi, int ri,
+static kura_status make_key(const pq_terms *ts, const pq_keys *k, int hi, int ri, pq_render *r,
                             kura_value **out)
 {
     kura_value *key = kura_value_map();
     if (!key) return NOMEM();
-    kura_status s = kura_value_map_put(key, k->hash, strlen(k->hash),
-                                       kura_value_clone(key_eq(ts->t[hi], k->hash)));
-    if (s == KURA_OK && ri >= 0)
-        s = kura_value_map_put(key, k->range, strlen(k->range),
-                               kura_value_clone(key_eq(ts->t[ri], k->range)));
+    kura_status s = key_put(key, k->hash, key_eq(ts->t[hi], k->hash), false, r);
+    if (s == KURA_OK && ri >= 0) s = key_put(key, k->range, key_eq(ts->t[ri], k->range), true, r);
     if (s != KURA_OK) {
         kura_value_free(key);
         return s;
@@ -205,7 +222,7 @@ static kura_status plan_select(const pq_stmt *st, const pq_keys *k, pq_terms *ts
     kura_status s = KURA_OK;
     if (hi >= 0 && !st->index && (!k->range || ri >= 0) && ts->n == (k->range ? 2u : 1u)) {
         plan->kind = PQ_P_GET;
-        s = make_key(ts, k, hi, ri, &plan->key);
+        s = make_key(ts, k, hi, ri, r, &plan->key);
     } else if (hi >= 0 && query_fits(ts, k, hi, si)) {
         s = plan_query(ts, hi, si, r, plan);
     } else {
@@ -227,7 +244,7 @@ static kura_status plan_keyed_write(const pq_keys *k, pq_terms *ts, pq_render *r
     int ri = k->range ? find_eq(ts, k->range) : -1;
     if (hi < 0 || (k->range && ri < 0)) return kura_err(KURA_E_INVALID, PQ_MSG_NO_KEY);
     if (ri >= 0) ts->used[ri] = true;
-    kura_status s = make_key(ts, k, hi, ri, &plan->key);
+    kura_status s = make_key(ts, k, hi, ri, r, &plan->key);
     if (s == KURA_OK) s = pq_render_text(r, "attribute_exists(");
     if (s == KURA_OK) s = pq_render_path(r, ts->t[hi]->kids[ts->t[hi]->kids[0]->kind == PQ_PATH ? 0 : 1]);
     if (s == KURA_OK) s = pq_render_text(r, ")");
@@ -312,10 +329,14 @@ kura_status pq_translate(const pq_stmt *st, const pq_keys *k, pq_plan *plan)
     plan->table = st->table;
     plan->index = st->index;
     plan->return_values = st->returning;
-    pq_terms ts = {0};
+    pq_terms ts;
+    ts.t = NULL;
+    ts.n = ts.cap = 0;
     pq_render r = {.text = KBUF_INIT};
     kura_status s = st->where ? collect(&ts, st->where) : KURA_OK;
-    if (s == KURA_OK && ts.n && !(ts.used = calloc(ts.n, sizeof *ts.used))) s = NOMEM();
+    ts.used = ts.n <= 16 ? ts.inline_used : calloc(ts.n, sizeof *ts.used);
+    if (s == KURA_OK && !ts.used) s = NOMEM();
+    if (ts.used == ts.inline_used) memset(ts.inline_used, 0, sizeof ts.inline_used);
     if (s == KURA_OK) {
         switch (st->kind) {
         case PQ_SELECT:
@@ -337,10 +358,13 @@ kura_status pq_translate(const pq_stmt *st, const pq_keys *k, pq_plan *plan)
     }
     plan->names = r.names;
     plan->values = r.values;
+    plan->bindings = r.bindings;
+    plan->nbindings = r.nbindings;
     r.names = r.values = NULL;
+    r.bindings = NULL;
     pq_render_free(&r);
-    free(ts.t);
-    free(ts.used);
+    if (ts.t != ts.inline_t) free(ts.t);
+    if (ts.used != ts.inline_used) free(ts.used);
     return s;
 }
 
@@ -354,5 +378,6 @@ void pq_plan_free(pq_plan *p)
     free(p->condition);
     free(p->update);
     free(p->projection);
+    free(p->bindings);
     memset(p, 0, sizeof *p);
 }

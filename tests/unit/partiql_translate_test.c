@@ -80,14 +80,14 @@ static const struct {
     {"SELECT * FROM t WHERE pk = 'a' AND sk IN (1, 2)", &hash_range, PQ_P_SCAN, NULL,
      "((#n0 = :v0) AND (#n1 IN (:v1, :v2)))", NULL, NULL},
     {"SELECT * FROM t WHERE pk = 'a' AND sk > 1 AND sk < 5", &hash_range, PQ_P_SCAN, NULL,
-     "(((#n0 = :v0) AND (#n1 > :v1)) AND (#n2 < :v2))", NULL, NULL},
+     "(((#n0 = :v0) AND (#n1 > :v1)) AND (#n1 < :v2))", NULL, NULL},
     {"SELECT * FROM t WHERE pk = 'a' AND sk = 1 AND x = 1", &hash_range, PQ_P_QUERY,
      "(#n0 = :v0) AND (#n1 = :v1)", "(#n2 = :v2)", NULL, NULL},
     {"SELECT * FROM t.i WHERE pk = 'a' AND sk = 1", &hash_range, PQ_P_QUERY,
      "(#n0 = :v0) AND (#n1 = :v1)", NULL, NULL, NULL},
     {"SELECT * FROM t", &hash_range, PQ_P_SCAN, NULL, NULL, NULL, NULL},
     {"SELECT * FROM t WHERE pk = 'a' OR pk = 'b'", &hash_range, PQ_P_SCAN, NULL,
-     "((#n0 = :v0) OR (#n1 = :v1))", NULL, NULL},
+     "((#n0 = :v0) OR (#n0 = :v1))", NULL, NULL},
     {"SELECT * FROM t WHERE a IS MISSING AND b IS NOT MISSING AND c IS NULL AND "
      "d IS NOT NULL", &hash_only, PQ_P_SCAN, NULL,
      "(((attribute_not_exists(#n0) AND attribute_exists(#n1)) AND attribute_type(#n2, :v0)) "
@@ -107,10 +107,10 @@ static const struct {
     {"UPDATE t SET a = a + 1, b = list_append(b, [1]) REMOVE c SET s = set_add(s, <<'x'>>) "
      "SET d = set_delete(d, <<1>>) WHERE pk = 'k' AND sk = 2", &hash_range, PQ_P_UPDATE, NULL,
      "attribute_exists(#n0)",
-     "SET #n1 = #n2 + :v0, #n3 = list_append(#n4, :v1) REMOVE #n5 ADD #n6 :v2 DELETE #n7 :v3",
+     "SET #n1 = #n1 + :v0, #n2 = list_append(#n2, :v1) REMOVE #n3 ADD #n4 :v2 DELETE #n5 :v3",
      NULL},
     {"UPDATE t SET a = 'x' WHERE pk = 'k' AND a <> 'x' AND n > 1", &hash_only, PQ_P_UPDATE,
-     NULL, "attribute_exists(#n0) AND (#n1 <> :v0) AND (#n2 > :v1)", "SET #n3 = :v2", NULL},
+     NULL, "attribute_exists(#n0) AND (#n1 <> :v0) AND (#n2 > :v1)", "SET #n1 = :v2", NULL},
     {"DELETE FROM t WHERE pk = 'k'", &hash_only, PQ_P_DELETE, NULL, "attribute_exists(#n0)",
      NULL, NULL},
 };
