@@ -156,15 +156,19 @@ static kura_status parse_term(pq_parser *p, pq_node **out)
     return s;
 }
 
+/* A SET value: a term, or one sum or difference of two (UpdateExpression has no more). */
 kura_status pq_parse_operand(pq_parser *p, pq_node **out)
 {
     pq_node *l;
     kura_status s = parse_term(p, &l);
-    while (s == KURA_OK && (pq_tok_is(&p->cur, "+") || pq_tok_is(&p->cur, "-"))) {
+    if (s == KURA_OK && (pq_tok_is(&p->cur, "+") || pq_tok_is(&p->cur, "-"))) {
         pq_kind k = pq_tok_is(&p->cur, "+") ? PQ_PLUS : PQ_MINUS;
         pq_node *r;
         pq_advance(p);
         if ((s = parse_term(p, &r)) == KURA_OK) s = binary(p, k, l, r, &l);
+        if (s == KURA_OK && (pq_tok_is(&p->cur, "+") || pq_tok_is(&p->cur, "-")))
+            return kura_err(KURA_E_INVALID,
+                            PQ_MSG_SYNTAX "A SET value has at most one + or -");
     }
     if (s == KURA_OK) *out = l;
     return s;

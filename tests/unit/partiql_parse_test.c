@@ -258,6 +258,7 @@ static void test_errors(void **state)
         {"DELETE FROM t", "Unexpected end of statement"},
         {"DELETE FROM t WHERE pk = 1 RETURNING ALL NEW *", "Unexpected keyword"},
         {"SELECT * FROM t; SELECT", "Unexpected keyword"},
+        {"UPDATE t SET a = a + 1 + 2 WHERE pk = 1", "A SET value has at most one + or -"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char want[256];
