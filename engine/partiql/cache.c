@@ -11,8 +11,8 @@
  * translated again; a missing table is "Requested resource not found" as always). A plan
  * does not depend on the parameters' values or types: which operation a statement becomes
  * comes from its text alone. Not cached: statements with a '?' inside a [list], <<set>> or
- * {map} (the value is inside the tree), SELECTs of an index (its definition can change), and
- * texts over 1 KB.
+ * {map} (the value is inside the tree) other than an attribute of INSERT's VALUE {'a': ?}
+ * (rebound by name), SELECTs of an index (its definition can change), and texts over 1 KB.
  *
  * Each thread has its own 16 entries (no lock on the path of a statement), replaced in turn,
  * freed when the thread exits.
@@ -113,8 +113,14 @@ static kura_status entry_bind(pq_cached *e, const kura_value *params)
     pq_plan *p = &e->plan;
     for (uint32_t i = 0; i < p->nbindings; i++) {
         const pq_binding *b = &p->bindings[i];
-        const char *name = !b->in_key ? b->placeholder : b->key_range ? e->range : e->hash;
-        kura_value *slot = val_map_get(b->in_key ? p->key : p->values, name, strlen(name));
+        const char *name = b->kind == PQ_BIND_VALUE      ? b->placeholder
+                           : b->kind == PQ_BIND_ITEM     ? b->attr
+                           : b->kind == PQ_BIND_KEY_HASH ? e->hash
+                                                         : e->range;
+        const kura_value *m = b->kind == PQ_BIND_VALUE  ? p->values
+                              : b->kind == PQ_BIND_ITEM ? p->item
+                                                        : p->key;
+        kura_value *slot = val_map_get(m, name, strlen(name));
         if (!slot) return kura_err(KURA_E_NOMEM, "plan cache: no slot %s", name);
         val_clear(slot);
         kura_status s = val_copy(slot, kura_value_at(params, b->param, NULL, NULL));

@@ -120,7 +120,12 @@ static kura_status parse_insert(pq_parser *p, pq_stmt *st)
     if (s != KURA_OK) return s;
     if (!pq_tok_is(&p->cur, "{")) return pq_unexpected(p);
     int32_t param;
-    return pq_parse_literal(p, &st->item, &param);
+    p->in_insert = true;
+    s = pq_parse_literal(p, &st->item, &param);
+    p->in_insert = false;
+    st->item_params = p->item_params;
+    st->nitem_params = p->nitem_params;
+    return s;
 }
 
 /* RETURNING ALL|MODIFIED OLD|NEW * (DELETE: ALL OLD * only) */

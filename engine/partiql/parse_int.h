@@ -16,6 +16,9 @@ typedef struct pq_parser {
     uint32_t nparams;         /* '?' consumed */
     uint32_t depth;           /* open parentheses and NOTs */
     bool params_copied;       /* a '?' inside a collection */
+    bool in_insert;           /* parsing INSERT's VALUE: its top-level '?' are item params */
+    pq_item_param *item_params; /* arena, item_params_cap entries */
+    uint32_t nitem_params, item_params_cap;
 } pq_parser;
 
 void pq_advance(pq_parser *p);

@@ -115,6 +115,21 @@ static kura_status lit_set(pq_parser *p, kura_value **out, int depth)
     return KURA_OK;
 }
 
+/* Records that INSERT's attribute name[0..len) holds parameter `param`. */
+static kura_status item_param(pq_parser *p, const char *name, size_t len, uint32_t param)
+{
+    if (p->nitem_params == p->item_params_cap) {
+        uint32_t cap = p->item_params_cap ? 2 * p->item_params_cap : 8;
+        pq_item_param *n = pq_alloc(p->arena, cap * sizeof *n);
+        if (!n) return NOMEM();
+        if (p->nitem_params) memcpy(n, p->item_params, p->nitem_params * sizeof *n);
+        p->item_params = n;
+        p->item_params_cap = cap;
+    }
+    p->item_params[p->nitem_params++] = (pq_item_param){name, len, param};
+    return KURA_OK;
+}
+
 /* {'k': v, ...} */
 static kura_status lit_map(pq_parser *p, kura_value **out, int depth)
 {
@@ -138,8 +153,19 @@ static kura_status lit_map(pq_parser *p, kura_value **out, int depth)
         }
         pq_advance(p);
         kura_value *v = NULL;
-        if ((s = pq_expect(p, ":")) == KURA_OK && (s = lit_value(p, &v, depth + 1)) == KURA_OK)
-            s = kura_value_map_put(m, k, klen, v);
+        if ((s = pq_expect(p, ":")) != KURA_OK) break;
+        bool bind = depth == 0 && p->in_insert && pq_tok_is(&p->cur, "?");
+        /* an attribute given twice: the last value wins, which a rebinding by name would
+         * not reproduce, so such a statement is not cached */
+        bool twice = depth == 0 && p->in_insert && kura_value_get(m, k, klen) != NULL;
+        bool copied = p->params_copied;
+        uint32_t param = p->nparams;
+        if ((s = lit_value(p, &v, depth + 1)) == KURA_OK) s = kura_value_map_put(m, k, klen, v);
+        if (s == KURA_OK && bind) {
+            p->params_copied = copied; /* rebound by name, not baked in (cache.c) */
+            s = item_param(p, k, klen, param);
+        }
+        if (twice) p->params_copied = true;
     }
     if (s == KURA_OK) pq_advance(p);
     if (s != KURA_OK) {

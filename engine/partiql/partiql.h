@@ -94,6 +94,13 @@ typedef struct pq_node {
 
 typedef enum pq_stmt_kind { PQ_SELECT = 1, PQ_INSERT, PQ_UPDATE, PQ_DELETE } pq_stmt_kind;
 
+/* INSERT ... VALUE {'attr': ?}: attribute `name` holds parameter `param`. */
+typedef struct pq_item_param {
+    const char *name; /* in the arena */
+    size_t len;
+    uint32_t param;
+} pq_item_param;
+
 /* One SET or REMOVE of an UPDATE, in statement order. */
 typedef struct pq_assign {
     bool remove;
@@ -116,7 +123,10 @@ typedef struct pq_stmt {
     kura_return_values returning;
     uint32_t nparams;        /* '?' seen */
     bool params_copied;      /* a '?' inside a collection literal: its value is in the tree,
-                              * so no plan of this statement can be reused (cache.c) */
+                              * so no plan of this statement can be reused (cache.c) ... */
+    pq_item_param *item_params; /* ... except an attribute of INSERT's VALUE that is a '?':
+                                 * those are listed here (arena) and rebound */
+    uint32_t nitem_params;
     pq_arena arena;
 } pq_stmt;
 
@@ -174,13 +184,15 @@ typedef struct pq_keys {
     const char *range; /* NULL: none */
 } pq_keys;
 
-/* Where a plan holds the value of a parameter: a key attribute (key_range: the sort key's,
- * else the partition key's) or the values-map entry `placeholder` (":v3"). cache.c reruns a
- * plan with other parameters by putting theirs there. */
+/* Where a plan holds the value of a parameter: the values-map entry `placeholder` (":v3"), a
+ * key attribute, or attribute `attr` of an INSERT's item. cache.c reruns a plan with other
+ * parameters by putting theirs there. */
+typedef enum pq_bind_kind { PQ_BIND_VALUE, PQ_BIND_KEY_HASH, PQ_BIND_KEY_RANGE, PQ_BIND_ITEM } pq_bind_kind;
 typedef struct pq_binding {
     uint32_t param;
-    bool in_key, key_range;
-    char placeholder[16];
+    pq_bind_kind kind;
+    char placeholder[16]; /* PQ_BIND_VALUE */
+    char *attr;           /* PQ_BIND_ITEM: the attribute name (malloc'ed, the plan's) */
 } pq_binding;
 
 /* What a statement becomes. The strings and maps are owned by the plan. */

@@ -251,6 +251,7 @@ void pq_render_free(pq_render *r)
     kbuf_free(&r->text);
     kura_value_free(r->names);
     kura_value_free(r->values);
+    for (uint32_t i = 0; r->bindings && i < r->nbindings; i++) free(r->bindings[i].attr);
     free(r->bindings);
     r->names = r->values = NULL;
     r->bindings = NULL;

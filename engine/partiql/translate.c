@@ -114,7 +114,8 @@ static kura_status key_put(kura_value *key, const char *name, const pq_node *v, 
                            pq_render *r)
 {
     if (v->param >= 0) {
-        pq_binding b = {.param = (uint32_t)v->param, .in_key = true, .key_range = range};
+        pq_binding b = {.param = (uint32_t)v->param,
+                        .kind = range ? PQ_BIND_KEY_RANGE : PQ_BIND_KEY_HASH};
         kura_status s = pq_bind(&r->bindings, &r->nbindings, &r->bindings_cap, &b);
         if (s != KURA_OK) return s;
     }
@@ -315,6 +316,18 @@ static kura_status plan_insert(const pq_stmt *st, const pq_keys *k, pq_render *r
 {
     plan->kind = PQ_P_PUT;
     if (!(plan->item = kura_value_clone(st->item))) return NOMEM();
+    for (uint32_t i = 0; i < st->nitem_params; i++) {
+        const pq_item_param *ip = &st->item_params[i];
+        pq_binding b = {.param = ip->param, .kind = PQ_BIND_ITEM};
+        if (!(b.attr = malloc(ip->len + 1))) return NOMEM();
+        memcpy(b.attr, ip->name, ip->len);
+        b.attr[ip->len] = '\0';
+        kura_status s = pq_bind(&r->bindings, &r->nbindings, &r->bindings_cap, &b);
+        if (s != KURA_OK) {
+            free(b.attr);
+            return s;
+        }
+    }
     pq_step step = {.name = k->hash, .name_len = strlen(k->hash)};
     pq_node path = {.kind = PQ_PATH, .steps = &step, .nsteps = 1};
     kura_status s = pq_render_text(r, "attribute_not_exists(");
@@ -378,6 +391,7 @@ void pq_plan_free(pq_plan *p)
     free(p->condition);
     free(p->update);
     free(p->projection);
+    for (uint32_t i = 0; i < p->nbindings; i++) free(p->bindings[i].attr);
     free(p->bindings);
     memset(p, 0, sizeof *p);
 }

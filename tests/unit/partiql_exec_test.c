@@ -138,6 +138,13 @@ static void test_statements_and_cache(void **state)
                        KURA_E_CONDITION_FAILED);
     assert_string_equal(out, "old item");
 
+    /* an attribute given twice in VALUE: the last one wins, also when run again */
+    const char *twice = "INSERT INTO tbl VALUE {'pk': 'c', 'sk': ?, 'n': ?, 'n': 7}";
+    assert_kura_ok(exec(f->db, twice, params("N:1", "N:100", NULL), NULL, 0, NULL));
+    assert_kura_ok(exec(f->db, twice, params("N:2", "N:200", NULL), NULL, 0, NULL));
+    assert_kura_ok(exec(f->db, "SELECT n FROM tbl WHERE pk = 'c'", NULL, out, sizeof out, NULL));
+    assert_string_equal(out, "{\"n\":{\"N\":\"7\"}}\n{\"n\":{\"N\":\"7\"}}\n");
+
     /* a '?' inside a list: not cached, still right each time */
     const char *lst = "UPDATE tbl SET l = [?] WHERE pk = 'a' AND sk = 0 RETURNING MODIFIED NEW *";
     assert_kura_ok(exec(f->db, lst, params("S:x", NULL), out, sizeof out, NULL));
