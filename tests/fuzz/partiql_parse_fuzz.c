@@ -93,7 +93,9 @@ static void fz_expr(expr_ctx *ctx, expr_type type, const char *text)
         s = expr_parse_condition(ctx, type, text, &root);
     }
     FUZZ_CHECK(s, "expr_parse", KURA_OK, KURA_E_INVALID, KURA_E_NOMEM);
-    if (s == KURA_E_INVALID && strstr(kura_last_error(), "Syntax error")) {
+    /* "Invalid <Kind>: Syntax error; ..." (the words alone may be inside a value) */
+    const char *colon = s == KURA_E_INVALID ? strchr(kura_last_error(), ':') : NULL;
+    if (colon && strncmp(colon, ": Syntax error;", 15) == 0) {
         fprintf(stderr, "partiql_parse_fuzz: translated text \"%s\": %s\n", text,
                 kura_last_error());
         abort();
