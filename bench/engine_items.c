@@ -437,24 +437,39 @@ static kura_value *pq_key_params(const bench_item_fields *f)
     return l;
 }
 
-static kura_status pq_put(bench_idb *d, uint64_t i)
+/* INSERT's parameters, in the statement's order, built from the fields as capi_put builds its
+ * item (no item is built and then copied). */
+static kura_value *pq_item_params(const bench_item_fields *f)
 {
-    static const char *const names[] = {"active", "data", "email", "n", "name",
-                                        "pk", "price", "profile", "sk", "tags"};
-    kura_value *item = bench_item_value(&d->fields[i], "0", true), *l = kura_value_list();
-    bool ok = item && l;
-    for (size_t k = 0; ok && k < sizeof names / sizeof names[0]; k++)
-        ok = kura_value_append(l, kura_value_clone(kura_value_get(item, names[k],
-                                                                  strlen(names[k])))) == KURA_OK;
-    kura_value_free(item);
+    kura_value *l = kura_value_list(), *prof = kura_value_map(), *tags = kura_value_set(KURA_SS);
+    bool ok = l && prof && tags;
+    for (int k = 0; ok && k < 3; k++)
+        ok = kura_value_append(tags, kura_value_s(f->tag[k], strlen(f->tag[k]))) == KURA_OK;
+    ok = ok && put_s(prof, "city", f->city) == KURA_OK && put_s(prof, "zip", f->zip) == KURA_OK;
+    kura_value *vals[] = {kura_value_bool(f->active), kura_value_b(f->data, sizeof f->data),
+                          kura_value_s(f->email, strlen(f->email)), kura_value_n("0", 1),
+                          kura_value_s(f->name, strlen(f->name)),
+                          kura_value_s(f->pk, strlen(f->pk)),
+                          kura_value_n(f->price, strlen(f->price)), prof,
+                          kura_value_s(f->sk, strlen(f->sk)), tags};
+    for (size_t k = 0; k < sizeof vals / sizeof vals[0]; k++) {
+        if (ok) ok = kura_value_append(l, vals[k]) == KURA_OK; /* takes vals[k] */
+        else kura_value_free(vals[k]);
+    }
     if (!ok) {
         kura_value_free(l);
-        l = NULL;
+        return NULL;
     }
+    return l;
+}
+
+static kura_status pq_put(bench_idb *d, uint64_t i)
+{
     kura_execute_statement_res res;
     kura_status s = pq_exec(d, "INSERT INTO \"" ITEMS_TABLE "\" VALUE {'active': ?, 'data': ?, "
                                "'email': ?, 'n': ?, 'name': ?, 'pk': ?, 'price': ?, "
-                               "'profile': ?, 'sk': ?, 'tags': ?}", l, &res);
+                               "'profile': ?, 'sk': ?, 'tags': ?}",
+                            pq_item_params(&d->fields[i]), &res);
     kura_execute_statement_res_free(&res);
     return s;
 }

@@ -1270,6 +1270,9 @@ void kura_transact_get_res_free(kura_transact_get_res *r);
  * `parameters` (L, or NULL) are the values of the statement's '?' in order; everything in the
  * request is borrowed for the call. `limit` (0: none) and `next_token` (NULL: from the start;
  * a token a previous result returned) page a SELECT that becomes a Query or a Scan.
+ * Each thread keeps the plans of the last statements it ran by their text, so the same
+ * statement with other parameters is neither parsed nor translated again (memory freed when
+ * the thread exits; docs/partiql.md, "Cost").
  */
 typedef struct kura_execute_statement_req {
     const char *statement;
