@@ -16,12 +16,17 @@
 #include "api/api_int.h"
 #include "engine/partiql/partiql.h"
 
-#define MSG_MIXED "Mixing read and write statements is not allowed"
-#define MSG_BATCH_READ "Batch read statements must specify the full primary key with equality " \
-                       "conditions"
-#define MSG_TXN_READ "Transaction read statements must specify the full primary key with "      \
-                     "equality conditions"
-#define MSG_TXN_RETURNING "RETURNING is not supported in a transaction"
+/* The messages DynamoDB Local 1.25.1 gives (its PartiQL front end is DynamoDB's). */
+#define MSG_BATCH_MIXED "Read and write requests together in the same batch is not supported."
+#define MSG_TXN_MIXED                                                                              \
+    "ExecuteTransaction API does not support both read and write operations in the same request."
+#define MSG_BATCH_READ "Only single item select is supported"
+#define MSG_TXN_READ                                                                               \
+    "Validation failed in TransactStatements[%zu]: Select statements within ExecuteTransaction "   \
+    "must specify the primary key in the where clause."
+#define MSG_TXN_RETURNING                                                                          \
+    "Validation failed in TransactStatements[%zu]: RETURNING clause is not supported in "          \
+    "ExecuteTransaction."
 
 static const api_field batch_fields[] = {
     {.name = "Statement", .type = AT_STRING, .flags = AF_NOT_NULL, .min_len = 1, .max_len = 8192},
@@ -82,8 +87,10 @@ static bool is_read(const pq_prepared *p)
     return p->stmt && p->stmt->kind == PQ_SELECT;
 }
 
-/* Prepares every statement; `stop`: the first failure fails the request. */
-static kura_status batch_prepare(api_call *c, const jd_t *list, pq_batch *b, bool stop)
+/* Prepares every statement; `stop`: the first failure fails the request (a transaction).
+ * Reads and writes together are refused with `mixed`. */
+static kura_status batch_prepare(api_call *c, const jd_t *list, pq_batch *b, bool stop,
+                                 const char *mixed)
 {
     b->n = jd_array_size(list);
     b->pp = calloc(b->n, sizeof *b->pp);
@@ -106,7 +113,7 @@ static kura_status batch_prepare(api_call *c, const jd_t *list, pq_batch *b, boo
         if (is_read(&b->pp[i])) reads = true;
         else writes = true;
     }
-    if (reads && writes) return api_err(KURA_E_INVALID, MSG_MIXED);
+    if (reads && writes) return api_err(KURA_E_INVALID, "%s", mixed);
     return KURA_OK;
 }
 
@@ -124,8 +131,11 @@ static const char *error_code(kura_status s)
     }
 }
 
-/* {"Error":{"Code":..,"Message":..[,"Item":..]}} */
-static kura_status put_error(kbuf *b, const char *code, const char *msg, const kura_value *item)
+/* {"Error":{"Code":..,"Message":..[,"Item":..]}[,"TableName":..]}: the table for a failure
+ * of the operation that ran, none for a statement refused before (as DynamoDB Local 1.25.1
+ * answers). */
+static kura_status put_error(kbuf *b, const char *code, const char *msg, const kura_value *item,
+                             const char *table)
 {
     kura_status s = jw_raw(b, "{\"Error\":{\"Code\":");
     if (s == KURA_OK) s = jw_string(b, code, strlen(code));
@@ -135,7 +145,12 @@ static kura_status put_error(kbuf *b, const char *code, const char *msg, const k
         s = jw_raw(b, ",\"Item\":");
         if (s == KURA_OK) s = jw_item(b, item);
     }
-    return s == KURA_OK ? jw_raw(b, "}}") : s;
+    if (s == KURA_OK) s = jw_raw(b, "}");
+    if (s == KURA_OK && table) {
+        s = jw_raw(b, ",\"TableName\":");
+        if (s == KURA_OK) s = jw_string(b, table, strlen(table));
+    }
+    return s == KURA_OK ? jw_raw(b, "}") : s;
 }
 
 /* Adds one result's capacity to the per-table totals (order of first appearance), as
@@ -163,11 +178,12 @@ static kura_status batch_entry(api_call *c, const pq_batch *b, size_t i, const j
 {
     const pq_prepared *p = &b->pp[i];
     kbuf *out = &c->out;
-    if (b->status[i] != KURA_OK)
-        return put_error(out, error_code(b->status[i]) ? error_code(b->status[i]) : "InternalServerError",
-                         b->msg[i], NULL);
+    if (b->status[i] != KURA_OK) {
+        const char *code = error_code(b->status[i]);
+        return put_error(out, code ? code : "InternalServerError", b->msg[i], NULL, NULL);
+    }
     if (is_read(p) && p->plan.kind != PQ_P_GET)
-        return put_error(out, "ValidationError", MSG_BATCH_READ, NULL);
+        return put_error(out, "ValidationError", MSG_BATCH_READ, NULL, NULL);
     kura_execute_statement_req req = {
         .consistent_read = api_bool(e, "ConsistentRead", false),
         .return_consumed_capacity = api_rcc(c->req),
@@ -183,7 +199,7 @@ static kura_status batch_entry(api_call *c, const pq_batch *b, size_t i, const j
             return api_engine(s);
         }
         char *msg = strdup(kura_last_error());
-        s = msg ? put_error(out, code, msg, res.item) : API_NOMEM();
+        s = msg ? put_error(out, code, msg, res.item, p->plan.table) : API_NOMEM();
         free(msg);
     } else if (is_read(p)) {
         s = jw_raw(out, "{\"TableName\":");
@@ -194,7 +210,9 @@ static kura_status batch_entry(api_call *c, const pq_batch *b, size_t i, const j
         }
         if (s == KURA_OK) s = jw_raw(out, "}");
     } else {
-        s = jw_raw(out, "{}");
+        s = jw_raw(out, "{\"TableName\":");
+        if (s == KURA_OK) s = jw_string(out, p->plan.table, strlen(p->plan.table));
+        if (s == KURA_OK) s = jw_raw(out, "}");
     }
     if (s == KURA_OK) s = add_capacity(tot, ntot, &res.consumed_capacity);
     kura_execute_statement_res_free(&res);
@@ -205,7 +223,7 @@ static kura_status run_batch(api_call *c)
 {
     const jd_t *list = jd_object_get(c->req, "Statements");
     pq_batch b = {0};
-    kura_status s = batch_prepare(c, list, &b, false);
+    kura_status s = batch_prepare(c, list, &b, false, MSG_BATCH_MIXED);
     kura_consumed_capacity tot[25];
     size_t ntot = 0;
     if (s == KURA_OK) s = jw_raw(&c->out, "\"Responses\":[");
@@ -255,8 +273,9 @@ static kura_status txn_reads(api_call *c, const pq_batch *b)
     return s;
 }
 
-/* A cancelled transaction: INSERTs whose condition failed are DuplicateItem, and the
- * message lists the reasons again. */
+/* A cancelled transaction: an INSERT whose condition failed is Code ValidationError with
+ * Message PQ_MSG_DUPLICATE (a cancellation reason has no DuplicateItem code in DynamoDB's
+ * documentation; DynamoDB Local 1.25.1 answers so), and the message lists the reasons again. */
 static kura_status txn_cancelled(api_call *c, const pq_batch *b)
 {
     kura_transact_write_res *r = &c->txn;
@@ -272,7 +291,7 @@ static kura_status txn_cancelled(api_call *c, const pq_batch *b)
             if (msg) {
                 free(cr->message);
                 cr->message = msg;
-                cr->code = "DuplicateItem";
+                cr->code = "ValidationError";
             }
         }
         const char *code = cr->code ? cr->code : "None";
@@ -309,6 +328,8 @@ static kura_status txn_writes(api_call *c, const pq_batch *b, const jd_t *list)
         c->txn = res; /* kura_execute prints and frees the reasons */
         s = txn_cancelled(c, b);
     } else {
+        /* "Responses": [] as DynamoDB Local 1.25.1 answers a write transaction */
+        if (s == KURA_OK) s = jw_raw(&c->out, "\"Responses\":[]");
         if (s == KURA_OK)
             s = api_out_capacities(c, res.consumed_capacity, res.consumed_capacity_count,
                                    req.return_consumed_capacity, true);
@@ -322,12 +343,12 @@ static kura_status run_txn(api_call *c)
 {
     const jd_t *list = jd_object_get(c->req, "TransactStatements");
     pq_batch b = {0};
-    kura_status s = batch_prepare(c, list, &b, true);
+    kura_status s = batch_prepare(c, list, &b, true, MSG_TXN_MIXED);
     for (size_t i = 0; s == KURA_OK && i < b.n; i++) {
         const pq_prepared *p = &b.pp[i];
-        if (is_read(p) && p->plan.kind != PQ_P_GET) s = api_err(KURA_E_INVALID, MSG_TXN_READ);
+        if (is_read(p) && p->plan.kind != PQ_P_GET) s = api_err(KURA_E_INVALID, MSG_TXN_READ, i);
         else if (p->stmt->returning != KURA_RETURN_NONE)
-            s = api_err(KURA_E_INVALID, MSG_TXN_RETURNING);
+            s = api_err(KURA_E_INVALID, MSG_TXN_RETURNING, i);
     }
     if (s == KURA_OK) s = is_read(&b.pp[0]) ? txn_reads(c, &b) : txn_writes(c, &b, list);
     batch_free(&b);

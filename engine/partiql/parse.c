@@ -70,9 +70,10 @@ static kura_status parse_table(pq_parser *p, pq_stmt *st, bool index_ok)
     return s;
 }
 
-static kura_status parse_where(pq_parser *p, pq_stmt *st, bool required)
+/* [WHERE cond]: a write without one is refused by the translation (PQ_MSG_NO_KEY). */
+static kura_status parse_where(pq_parser *p, pq_stmt *st)
 {
-    if (!pq_tok_is_kw(&p->cur, "WHERE")) return required ? pq_unexpected(p) : KURA_OK;
+    if (!pq_tok_is_kw(&p->cur, "WHERE")) return KURA_OK;
     pq_advance(p);
     return pq_parse_cond(p, &st->where);
 }
@@ -99,7 +100,7 @@ static kura_status parse_select(pq_parser *p, pq_stmt *st)
     }
     if ((s = pq_expect_kw(p, "FROM")) != KURA_OK) return s;
     if ((s = parse_table(p, st, true)) != KURA_OK) return s;
-    if ((s = parse_where(p, st, false)) != KURA_OK) return s;
+    if ((s = parse_where(p, st)) != KURA_OK) return s;
     if (pq_tok_is_kw(&p->cur, "ORDER")) {
         pq_advance(p);
         if ((s = pq_expect_kw(p, "BY")) != KURA_OK) return s;
@@ -128,16 +129,16 @@ static kura_status parse_insert(pq_parser *p, pq_stmt *st)
     return s;
 }
 
-/* RETURNING ALL|MODIFIED OLD|NEW * (DELETE: ALL OLD * only) */
-static kura_status parse_returning(pq_parser *p, pq_stmt *st, bool old_only)
+/* RETURNING ALL|MODIFIED OLD|NEW * (DELETE checks for ALL OLD * itself) */
+static kura_status parse_returning(pq_parser *p, pq_stmt *st)
 {
     if (!pq_tok_is_kw(&p->cur, "RETURNING")) return KURA_OK;
     pq_advance(p);
     bool all = pq_tok_is_kw(&p->cur, "ALL");
-    if (!all && (old_only || !pq_tok_is_kw(&p->cur, "MODIFIED"))) return pq_unexpected(p);
+    if (!all && !pq_tok_is_kw(&p->cur, "MODIFIED")) return pq_unexpected(p);
     pq_advance(p);
     bool old = pq_tok_is_kw(&p->cur, "OLD");
-    if (!old && (old_only || !pq_tok_is_kw(&p->cur, "NEW"))) return pq_unexpected(p);
+    if (!old && !pq_tok_is_kw(&p->cur, "NEW")) return pq_unexpected(p);
     pq_advance(p);
     st->returning = all ? (old ? KURA_RETURN_ALL_OLD : KURA_RETURN_ALL_NEW)
                         : (old ? KURA_RETURN_UPDATED_OLD : KURA_RETURN_UPDATED_NEW);
@@ -177,8 +178,8 @@ static kura_status parse_update(pq_parser *p, pq_stmt *st)
             s = add_assign(p, st, &cap, remove);
         }
     }
-    if (s == KURA_OK) s = parse_where(p, st, true);
-    if (s == KURA_OK) s = parse_returning(p, st, false);
+    if (s == KURA_OK) s = parse_where(p, st);
+    if (s == KURA_OK) s = parse_returning(p, st);
     return s;
 }
 
@@ -186,8 +187,13 @@ static kura_status parse_delete(pq_parser *p, pq_stmt *st)
 {
     kura_status s = pq_expect_kw(p, "FROM");
     if (s == KURA_OK) s = parse_table(p, st, false);
-    if (s == KURA_OK) s = parse_where(p, st, true);
-    if (s == KURA_OK) s = parse_returning(p, st, true);
+    if (s == KURA_OK) s = parse_where(p, st);
+    if (s == KURA_OK) s = parse_returning(p, st);
+    if (s == KURA_OK && st->returning != KURA_RETURN_NONE && st->returning != KURA_RETURN_ALL_OLD)
+        s = kura_err(KURA_E_INVALID, "Invalid returning clause: RETURNING %s %s *. Only RETURNING "
+                                     "ALL OLD * is allowed in DELETE statements.",
+                     st->returning == KURA_RETURN_ALL_NEW ? "ALL" : "MODIFIED",
+                     st->returning == KURA_RETURN_UPDATED_OLD ? "OLD" : "NEW");
     return s;
 }
 

@@ -137,7 +137,7 @@ static kura_status parse_term(pq_parser *p, pq_node **out)
         int fi = find_fn(t);
         if (fi < 0) {
             if (pq_is_keyword(t->p, t->len)) return pq_unexpected(p);
-            return kura_err(KURA_E_INVALID, PQ_MSG_SYNTAX "Unsupported function: %.*s",
+            return kura_err(KURA_E_INVALID, "Unrecognized function: %.*s",
                             (int)(t->len > 64 ? 64 : t->len), t->p);
         }
         return parse_call(p, fi, out);

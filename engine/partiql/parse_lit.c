@@ -75,7 +75,7 @@ static kura_status lit_elems(pq_parser *p, kura_value *c, const char *close, int
             }
             if (val_set_contains(c, e)) {
                 kura_value_free(e);
-                return kura_err(KURA_E_INVALID, PQ_MSG_SYNTAX "Duplicate set member");
+                return kura_err(KURA_E_INVALID, "Input collection contains duplicates");
             }
         }
         s = kura_value_append(c, e);

@@ -31,8 +31,8 @@
 #define PQ_MSG_PARAMS "Number of parameters in request and statement don't match."
 #define PQ_MSG_DUPLICATE "Duplicate primary key exists in table"
 #define PQ_MSG_ORDER_SCAN                                                                         \
-    "ORDER BY needs a WHERE clause with an equality condition on the partition key and no "    \
-    "condition on a key attribute beyond one sort key condition"
+    "Must have at least one non-optional hash key condition in WHERE clause when using "       \
+    "ORDER BY clause."
 
 /* ---- Arena (arena.c) ---------------------------------------------------------------------- */
 

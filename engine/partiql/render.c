@@ -4,7 +4,8 @@
  * placeholder (one per distinct name) and every value a :v<i> placeholder, so no name can collide with a reserved
  * word of the expression language and every value keeps its exact type; the engine then
  * parses and evaluates the text as it would a request's. The mapping:
- *   a = MISSING, a IS MISSING        attribute_not_exists(a)   (<> / IS NOT: attribute_exists)
+ *   a IS MISSING                     attribute_not_exists(a)   (IS NOT: attribute_exists;
+ *                                    a = MISSING is refused, as DynamoDB does)
  *   a IS NULL                        attribute_type(a, 'NULL') (IS NOT: NOT of it)
  *   exists(a) / missing(a)           attribute_exists(a) / attribute_not_exists(a)
  *   a != b                           a <> b
@@ -136,16 +137,6 @@ kura_status pq_render_operand(pq_render *r, const pq_node *n)
     }
 }
 
-/* a = MISSING, MISSING <> a ... */
-static kura_status render_missing_cmp(pq_render *r, const pq_node *n)
-{
-    const pq_node *other = n->kids[0]->kind == PQ_MISSING ? n->kids[1] : n->kids[0];
-    if ((n->kind != PQ_EQ && n->kind != PQ_NE) || other->kind != PQ_PATH)
-        return kura_err(KURA_E_INVALID, PQ_MSG_SYNTAX "MISSING can only be compared to a path with = or <>");
-    kura_status s = pq_render_text(r, n->kind == PQ_EQ ? "attribute_not_exists(" : "attribute_exists(");
-    if (s == KURA_OK) s = pq_render_path(r, other);
-    return s == KURA_OK ? pq_render_text(r, ")") : s;
-}
 
 static kura_status render_binary(pq_render *r, const pq_node *n, const char *op)
 {
@@ -211,7 +202,7 @@ kura_status pq_render_cond(pq_render *r, const pq_node *n)
         return s == KURA_OK ? pq_render_text(r, ")") : s;
     case PQ_EQ: case PQ_NE: case PQ_LT: case PQ_LE: case PQ_GT: case PQ_GE:
         if (n->kids[0]->kind == PQ_MISSING || n->kids[1]->kind == PQ_MISSING)
-            return render_missing_cmp(r, n);
+            return kura_err(KURA_E_INVALID, "MISSING must be compared using IS operator");
         return render_binary(r, n, cmp[n->kind - PQ_EQ]);
     case PQ_BETWEEN:
         s = pq_render_text(r, "(");

@@ -10,7 +10,7 @@
  *   any other SELECT                                           -> Scan, WHERE as the filter
  *   INSERT -> PutItem if attribute_not_exists(partition key)
  *   UPDATE -> UpdateItem if attribute_exists(partition key) AND the other predicates
- *   DELETE -> DeleteItem, the same condition
+ *   DELETE -> DeleteItem if the other predicates (a missing item: nothing to do, success)
  * Only top-level AND terms are looked at for keys. A write without an equality on every key
  * attribute is refused (PQ_MSG_NO_KEY). Expression text comes from render.c.
  */
@@ -164,7 +164,7 @@ static kura_status order_by(const pq_stmt *st, const pq_keys *k, pq_plan *plan)
     bool on_range = k->range && is_attr(o, k->range);
     if (!on_range && !is_attr(o, k->hash))
         return kura_err(KURA_E_INVALID,
-                        "Variable reference [%.*s] in ORDER BY clause must be a part of the "
+                        "Variable reference %.*s in ORDER BY clause must be part of the "
                         "primary key", (int)o->steps[0].name_len, o->steps[0].name);
     if (plan->kind != PQ_P_QUERY && plan->kind != PQ_P_GET)
         return kura_err(KURA_E_INVALID, PQ_MSG_ORDER_SCAN);
@@ -236,8 +236,10 @@ static kura_status plan_select(const pq_stmt *st, const pq_keys *k, pq_terms *ts
     return s;
 }
 
-/* UPDATE and DELETE: the key and "attribute_exists(hash) [AND rest]". */
-static kura_status plan_keyed_write(const pq_keys *k, pq_terms *ts, pq_render *r,
+/* UPDATE and DELETE: the key, and as the condition "attribute_exists(hash) [AND rest]"
+ * (UPDATE: `exists`) or the rest alone (DELETE of a missing item succeeds, as DeleteItem
+ * does; DynamoDB Local answers so). */
+static kura_status plan_keyed_write(const pq_keys *k, pq_terms *ts, pq_render *r, bool exists,
                                     pq_plan *plan)
 {
     int hi = find_eq(ts, k->hash);
@@ -246,14 +248,15 @@ static kura_status plan_keyed_write(const pq_keys *k, pq_terms *ts, pq_render *r
     if (hi < 0 || (k->range && ri < 0)) return kura_err(KURA_E_INVALID, PQ_MSG_NO_KEY);
     if (ri >= 0) ts->used[ri] = true;
     kura_status s = make_key(ts, k, hi, ri, r, &plan->key);
-    if (s == KURA_OK) s = pq_render_text(r, "attribute_exists(");
-    if (s == KURA_OK) s = pq_render_path(r, ts->t[hi]->kids[ts->t[hi]->kids[0]->kind == PQ_PATH ? 0 : 1]);
-    if (s == KURA_OK) s = pq_render_text(r, ")");
+    if (s == KURA_OK && exists) s = pq_render_text(r, "attribute_exists(");
+    if (s == KURA_OK && exists)
+        s = pq_render_path(r, ts->t[hi]->kids[ts->t[hi]->kids[0]->kind == PQ_PATH ? 0 : 1]);
+    if (s == KURA_OK && exists) s = pq_render_text(r, ")");
     bool any = false;
     for (uint32_t i = 0; i < ts->n && !any; i++) any = !ts->used[i];
-    if (s == KURA_OK && any) s = pq_render_text(r, " AND ");
+    if (s == KURA_OK && any && exists) s = pq_render_text(r, " AND ");
     if (s == KURA_OK && any) s = render_rest(r, ts, &any);
-    return s == KURA_OK ? take(r, &plan->condition) : s;
+    return s == KURA_OK && (exists || any) ? take(r, &plan->condition) : s;
 }
 
 /* One clause of the update expression: the assignments of one kind, or nothing. */
@@ -315,6 +318,11 @@ static kura_status plan_update_expr(const pq_stmt *st, pq_render *r, pq_plan *pl
 static kura_status plan_insert(const pq_stmt *st, const pq_keys *k, pq_render *r, pq_plan *plan)
 {
     plan->kind = PQ_P_PUT;
+    const char *names[2] = {k->hash, k->range};
+    for (int i = 0; i < 2; i++)
+        if (names[i] && !kura_value_get(st->item, names[i], strlen(names[i])))
+            return kura_err(KURA_E_INVALID, "Key attribute should be present in the item: Key %s",
+                            names[i]);
     if (!(plan->item = kura_value_clone(st->item))) return NOMEM();
     for (uint32_t i = 0; i < st->nitem_params; i++) {
         const pq_item_param *ip = &st->item_params[i];
@@ -360,12 +368,12 @@ kura_status pq_translate(const pq_stmt *st, const pq_keys *k, pq_plan *plan)
             break;
         case PQ_UPDATE:
             plan->kind = PQ_P_UPDATE;
-            s = plan_keyed_write(k, &ts, &r, plan);
+            s = plan_keyed_write(k, &ts, &r, true, plan);
             if (s == KURA_OK) s = plan_update_expr(st, &r, plan);
             break;
         case PQ_DELETE:
             plan->kind = PQ_P_DELETE;
-            s = plan_keyed_write(k, &ts, &r, plan);
+            s = plan_keyed_write(k, &ts, &r, false, plan);
             break;
         }
     }

@@ -221,8 +221,13 @@ def test_delete(ddb, table):
     r = run(ddb, 'DELETE FROM "%s" WHERE pk = \'a\' AND sk = 3 RETURNING ALL OLD *' % table)
     assert r["Items"] == [{"pk": S("a"), "sk": N(3), "n": N(30), "tag": S("t0")}]
     assert "Item" not in ddb.get_item(TableName=table, Key={"pk": S("a"), "sk": N(3)})
-    expect_error(ddb, 'DELETE FROM "%s" WHERE pk = \'a\' AND sk = 3' % table,
+    # deleting a missing item succeeds, as DeleteItem does (DynamoDB Local 1.25.1 agrees)
+    assert run(ddb, 'DELETE FROM "%s" WHERE pk = \'a\' AND sk = 3' % table)["Items"] == []
+    expect_error(ddb, 'DELETE FROM "%s" WHERE pk = \'a\' AND sk = 3 AND n = 30' % table,
                  "ConditionalCheckFailedException", CCF)
+    expect_error(ddb, 'DELETE FROM "%s" WHERE pk = \'a\' AND sk = 4 RETURNING ALL NEW *' % table,
+                 "ValidationException", "Invalid returning clause: RETURNING ALL NEW *. Only "
+                 "RETURNING ALL OLD * is allowed in DELETE statements.")
     expect_error(ddb, 'DELETE FROM "%s" WHERE pk = \'a\' AND sk = 4 AND tag = \'x\'' % table,
                  "ConditionalCheckFailedException", CCF)
     assert run(ddb, 'DELETE FROM "%s" WHERE pk = \'a\' AND sk = 4' % table)["Items"] == []
@@ -233,12 +238,24 @@ def test_delete(ddb, table):
     ("SELECT * FROM", "Unexpected end of statement"),
     ("SELECT * FROM select", "Unexpected keyword"),
     ("SELECT * FROM t WHERE a = 'x", "Unexpected token"),
-    ("SELECT * FROM t WHERE foo(a)", "Unsupported function: foo"),
     ("INSERT INTO t VALUE 1", "Unexpected token"),
-    ("DELETE FROM t", "Unexpected end of statement"),
+    ("DELETE FROM", "Unexpected end of statement"),
 ])
 def test_syntax_errors(ddb, statement, detail):
     expect_error(ddb, statement, "ValidationException", SYNTAX + detail)
+
+
+@pytest.mark.parametrize("statement,message", [
+    ("SELECT * FROM TABLE WHERE foo(a)", "Unrecognized function: foo"),
+    ("SELECT * FROM TABLE WHERE a = <<1, 1>>", "Input collection contains duplicates"),
+    ("DELETE FROM TABLE", NO_KEY),
+    ("UPDATE TABLE SET a = 1", NO_KEY),
+    ("SELECT * FROM TABLE WHERE a = MISSING", "MISSING must be compared using IS operator"),
+    ("INSERT INTO TABLE VALUE {'pk': 'a'}", "Key attribute should be present in the item: Key sk"),
+])
+def test_refusals_in_dynamodb_words(ddb, table, statement, message):
+    """The texts DynamoDB Local 1.25.1 (DynamoDB's PartiQL front end) gives."""
+    expect_error(ddb, statement.replace("TABLE", '"%s"' % table), "ValidationException", message)
 
 
 def test_unknown_table_and_index(ddb, table):
@@ -255,7 +272,10 @@ def test_order_by_refusals(ddb, table):
                  "Must have WHERE clause in the statement when using ORDER BY clause.")
     expect_error(ddb, 'SELECT * FROM "%s" WHERE pk = \'a\' ORDER BY n' % table,
                  "ValidationException",
-                 "Variable reference [n] in ORDER BY clause must be a part of the primary key")
+                 "Variable reference n in ORDER BY clause must be part of the primary key")
+    expect_error(ddb, 'SELECT * FROM "%s" WHERE n > 5 ORDER BY sk' % table, "ValidationException",
+                 "Must have at least one non-optional hash key condition in WHERE clause when "
+                 "using ORDER BY clause.")
 
 
 def test_index_query(ddb):
@@ -330,7 +350,8 @@ def test_batch_reads(ddb, table):
                     "Item": {"pk": S("a"), "sk": N(1), "n": N(10), "tag": S("t1")}}
     assert r[1] == {"TableName": table, "Item": {"n": N(2)}}
     assert r[2] == {"TableName": table}
-    assert r[3]["Error"]["Code"] == "ValidationError"
+    assert r[3] == {"Error": {"Code": "ValidationError",
+                              "Message": "Only single item select is supported"}}
     assert r[4]["Error"] == {"Code": "ResourceNotFound",
                              "Message": "Requested resource not found"}
 
@@ -348,12 +369,15 @@ def test_batch_writes(ddb, server, table):
     assert r.status == 200, r.body
     r = r.json()
     resp = r["Responses"]
-    assert resp[0] == {}
-    assert resp[1] == {"Error": {"Code": "DuplicateItem", "Message": DUPLICATE}}
+    # as DynamoDB Local 1.25.1: TableName on every statement that ran, none on one refused
+    assert resp[0] == {"TableName": table}
+    assert resp[1] == {"Error": {"Code": "DuplicateItem", "Message": DUPLICATE},
+                       "TableName": table}
     assert resp[2] == {"Error": {"Code": "ConditionalCheckFailed", "Message": CCF,
                                  "Item": {"pk": S("a"), "sk": {"N": "2"}, "n": {"N": "20"},
-                                          "tag": S("t2")}}}
-    assert resp[3] == {}
+                                          "tag": S("t2")}},
+                       "TableName": table}
+    assert resp[3] == {"TableName": table}
     assert resp[4] == {"Error": {"Code": "ValidationError", "Message": NO_KEY}}
     assert resp[5] == {"Error": {"Code": "ValidationError",
                                  "Message": SYNTAX + "Unexpected token"}}
@@ -369,7 +393,7 @@ def test_batch_refusals(ddb, table):
             {"Statement": 'DELETE FROM "%s" WHERE pk = \'a\' AND sk = 1' % table}])
     assert e.value.response["Error"] == {
         "Code": "ValidationException",
-        "Message": "Mixing read and write statements is not allowed"}
+        "Message": "Read and write requests together in the same batch is not supported."}
     assert "Item" in ddb.get_item(TableName=table, Key={"pk": S("a"), "sk": N(1)})
     with pytest.raises(ClientError) as e:
         ddb.batch_execute_statement(Statements=[{"Statement": "SELECT * FROM t"}] * 26)
@@ -387,7 +411,7 @@ def test_transaction_writes_and_reads(ddb, table):
         {"Statement": 'UPDATE "%s" SET n = n + 1 WHERE pk = \'a\' AND sk = 5' % table},
         {"Statement": 'DELETE FROM "%s" WHERE pk = \'b\' AND sk = 1' % table},
     ], ReturnConsumedCapacity="TOTAL")
-    assert "Responses" not in r
+    assert r["Responses"] == []
     assert r["ConsumedCapacity"] == [{"TableName": table, "CapacityUnits": 6.0,
                                       "WriteCapacityUnits": 6.0}]
     r = ddb.execute_transaction(TransactStatements=[
@@ -404,17 +428,18 @@ def test_transaction_cancelled(ddb, server, table):
     r = call(server, "ExecuteTransaction", {"TransactStatements": [
             {"Statement": 'UPDATE "%s" SET n = 0 WHERE pk = \'a\' AND sk = 6' % table},
             {"Statement": "INSERT INTO \"%s\" VALUE {'pk': 'a', 'sk': 7}" % table},
-            {"Statement": 'DELETE FROM "%s" WHERE pk = \'zz\' AND sk = 1' % table,
+            {"Statement": 'DELETE FROM "%s" WHERE pk = \'a\' AND sk = 5 AND n = 0' % table,
              "ReturnValuesOnConditionCheckFailure": "ALL_OLD"},
     ]})
     assert r.error_type == "TransactionCanceledException"
     r = r.json()
     assert r["Message"] == (
         "Transaction cancelled, please refer cancellation reasons for specific reasons "
-        "[None, DuplicateItem, ConditionalCheckFailed]")
+        "[None, ValidationError, ConditionalCheckFailed]")
     assert r["CancellationReasons"] == [
-        {"Code": "None"}, {"Code": "DuplicateItem", "Message": DUPLICATE},
-        {"Code": "ConditionalCheckFailed", "Message": CCF}]
+        {"Code": "None"}, {"Code": "ValidationError", "Message": DUPLICATE},
+        {"Item": {"pk": S("a"), "sk": N(5), "n": N(50), "tag": S("t2")},
+         "Code": "ConditionalCheckFailed", "Message": CCF}]
     item = ddb.get_item(TableName=table, Key={"pk": S("a"), "sk": N(6)})["Item"]
     assert item["n"] == N(60)  # nothing was written
 
@@ -427,10 +452,15 @@ def test_transaction_refusals(ddb, table):
 
     sel = {"Statement": 'SELECT * FROM "%s" WHERE pk = \'a\' AND sk = 1' % table}
     upd = {"Statement": 'UPDATE "%s" SET n = 1 WHERE pk = \'a\' AND sk = 1' % table}
-    refused([sel, upd], "Mixing read and write statements is not allowed")
-    refused([{"Statement": 'SELECT * FROM "%s" WHERE pk = \'a\'' % table}],
-            "Transaction read statements must specify the full primary key with equality "
-            "conditions")
+    refused([sel, upd], "ExecuteTransaction API does not support both read and write "
+                        "operations in the same request.")
+    refused([sel, {"Statement": 'SELECT * FROM "%s" WHERE pk = \'a\'' % table}],
+            "Validation failed in TransactStatements[1]: Select statements within "
+            "ExecuteTransaction must specify the primary key in the where clause.")
+    refused([{"Statement": 'UPDATE "%s" SET n = 1 WHERE pk = \'a\' AND sk = 1 RETURNING ALL NEW *'
+                           % table}],
+            "Validation failed in TransactStatements[0]: RETURNING clause is not supported in "
+            "ExecuteTransaction.")
     refused([{"Statement": 'UPDATE "%s" SET n = 1 WHERE pk = \'a\'' % table}], NO_KEY)
     refused([{"Statement": "SELEC"}], SYNTAX + "Unexpected token")
     with pytest.raises(ClientError) as e:

@@ -6,8 +6,8 @@ the same schema. Every answer is compared (items, returned attributes, the error
 transaction's cancellation reasons), and so are the two tables' final contents.
 
 The equivalences are DynamoDB's PartiQL semantics (docs/partiql.md): INSERT is a PutItem if
-attribute_not_exists(pk) whose failure is DuplicateItemException; UPDATE and DELETE carry
-attribute_exists(pk) AND the other WHERE terms; SELECT on the full key is a GetItem, on the
+attribute_not_exists(pk) whose failure is DuplicateItemException; UPDATE carries
+attribute_exists(pk) AND the other WHERE terms, DELETE the other terms alone; SELECT on the full key is a GetItem, on the
 partition key a Query (ORDER BY sk DESC = ScanIndexForward false), otherwise a Scan.
 """
 
@@ -38,7 +38,9 @@ def outcome(fn):
         if code == "DuplicateItemException":
             code = "ConditionalCheckFailedException"
         reasons = [r["Code"] for r in e.response.get("CancellationReasons", [])]
-        reasons = ["ConditionalCheckFailed" if c == "DuplicateItem" else c for c in reasons]
+        # an INSERT's failure in a transaction: ValidationError "Duplicate primary key ..."
+        reasons = ["ConditionalCheckFailed" if c in ("DuplicateItem", "ValidationError") else c
+                   for c in reasons]
         return ("err", code, reasons)
 
 
@@ -113,14 +115,17 @@ class Workload:
 
     def delete(self):
         pk, sk = self.key()
+        bound = self.rng.choice([None, self.rng.randrange(100)])
+        extra = "" if bound is None else " AND n < %d" % bound
         x = outcome(lambda: self.ddb.execute_statement(
-            Statement="DELETE FROM \"%s\" WHERE pk = '%s' AND sk = %d RETURNING ALL OLD *"
-            % (self.a, pk, sk)))
+            Statement="DELETE FROM \"%s\" WHERE pk = '%s' AND sk = %d%s RETURNING ALL OLD *"
+            % (self.a, pk, sk, extra)))
+        kw = {} if bound is None else {"ConditionExpression": "n < :b",
+                                       "ExpressionAttributeValues": {":b": N(bound)}}
         y = outcome(lambda: self.ddb.delete_item(
-            TableName=self.b, Key={"pk": S(pk), "sk": N(sk)},
-            ConditionExpression="attribute_exists(pk)", ReturnValues="ALL_OLD"))
+            TableName=self.b, Key={"pk": S(pk), "sk": N(sk)}, ReturnValues="ALL_OLD", **kw))
         return (("ok", x[1]["Items"]) if x[0] == "ok" else x,
-                ("ok", [y[1]["Attributes"]]) if y[0] == "ok" else y)
+                ("ok", [y[1]["Attributes"]] if "Attributes" in y[1] else []) if y[0] == "ok" else y)
 
     def pages(self, fn, key):
         out, token = [], None
@@ -196,10 +201,11 @@ class Workload:
                                            "ConditionExpression": "attribute_exists(pk)",
                                            "ExpressionAttributeValues": {":d": N(10)}}})
             else:
-                stmts.append({"Statement": "DELETE FROM \"%s\" WHERE pk = '%s' AND sk = %d"
-                                           % (self.a, pk, sk)})
+                stmts.append({"Statement": "DELETE FROM \"%s\" WHERE pk = '%s' AND sk = %d "
+                                           "AND n < 50" % (self.a, pk, sk)})
                 actions.append({"Delete": {"TableName": self.b, "Key": key,
-                                           "ConditionExpression": "attribute_exists(pk)"}})
+                                           "ConditionExpression": "n < :m",
+                                           "ExpressionAttributeValues": {":m": N(50)}}})
         x = outcome(lambda: self.ddb.execute_transaction(TransactStatements=stmts))
         y = outcome(lambda: self.ddb.transact_write_items(TransactItems=actions))
         return (("ok",) if x[0] == "ok" else x, ("ok",) if y[0] == "ok" else y)
