@@ -111,6 +111,13 @@ bool api_sse_class_json(jd_doc *doc, jd_t *o, const char *table_arn,
 extern const api_op api_op_list_streams, api_op_describe_stream, api_op_get_shard_iterator,
     api_op_get_records; /* req_streams.c */
 extern const api_op api_op_describe_endpoints, api_op_describe_limits; /* req_account.c */
+extern const api_op api_op_execute_statement; /* req_partiql.c */
+extern const api_op api_op_batch_execute_statement, api_op_execute_transaction; /* req_partiql_multi.c */
+/* PartiQL (req_partiql.c): a request's Parameters member (NULL when absent) as a new L in
+ * *out (NULL when absent). */
+kura_status api_params_decode(const jd_t *obj, kura_value **out);
+/* "Items":[...] of an L of items. */
+kura_status api_out_items(api_call *c, const kura_value *items);
 
 /* ---- Change streams (stream_spec.c, req_streams.c) ------------------------------------------ */
 
@@ -219,6 +226,11 @@ kura_status api_write_capacity(const api_call *c, kbuf *b, const kura_consumed_c
 /* "ConsumedCapacity": that object, when cc is present and asked for. */
 kura_status api_out_capacity(api_call *c, const kura_consumed_capacity *cc,
                              kura_return_capacity mode);
+/* "ConsumedCapacity":[...] of a multi-table operation (req_transact.c): one object per
+ * present entry, nothing when n is 0 or capacity was not asked for. `parts_split`: "Table"
+ * and the indexes name their units' kind (ReadCapacityUnits/WriteCapacityUnits). */
+kura_status api_out_capacities(api_call *c, const kura_consumed_capacity *cc, size_t n,
+                               kura_return_capacity mode, bool parts_split);
 /* One ItemCollectionMetrics object: {"ItemCollectionKey":{..},"SizeEstimateRangeGB":[lo,hi]}. */
 kura_status api_write_metrics(kbuf *b, const kura_item_collection_metrics *m);
 /* "ItemCollectionMetrics": that object, when m is present (SIZE on a table with an LSI). */

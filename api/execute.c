@@ -70,6 +70,9 @@ static const api_op *const ops[] = {
     &api_op_put_resource_policy,
     &api_op_get_resource_policy,
     &api_op_delete_resource_policy,
+    &api_op_execute_statement,
+    &api_op_batch_execute_statement,
+    &api_op_execute_transaction,
 };
 
 /* The error type of the last kura_execute() on this thread; NULL after a success. */
@@ -110,6 +113,8 @@ static const char *error_type(kura_status s)
         return "TrimmedDataAccessException";
     case KURA_E_POLICY_NOT_FOUND:
         return "PolicyNotFoundException";
+    case KURA_E_DUPLICATE_ITEM:
+        return "DuplicateItemException";
     default:
         return "InternalServerError";
     }

@@ -209,8 +209,8 @@ static kura_status write_capacity(kbuf *b, const char *name, const kura_consumed
 
 /* "ConsumedCapacity":[...] of the tables present, when asked for; nothing when no table is
  * (a TransactWriteItems answered from its ClientRequestToken consumed nothing). */
-static kura_status put_capacities(api_call *c, const kura_consumed_capacity *cc, size_t n,
-                                  kura_return_capacity mode, bool parts_split)
+kura_status api_out_capacities(api_call *c, const kura_consumed_capacity *cc, size_t n,
+                               kura_return_capacity mode, bool parts_split)
 {
     if (mode == KURA_CAPACITY_NONE || n == 0) return KURA_OK;
     kura_status s = jw_key(&c->out, "ConsumedCapacity", 16);
@@ -335,7 +335,7 @@ static kura_status run_transact_write(api_call *c)
         memset(&res, 0, sizeof res);
         s = kura_transact_write_items(c->db, &req, &res);
         if (s == KURA_OK) {
-            s = put_capacities(c, res.consumed_capacity, res.consumed_capacity_count,
+            s = api_out_capacities(c, res.consumed_capacity, res.consumed_capacity_count,
                                req.return_consumed_capacity, true);
             if (s == KURA_OK)
                 s = api_out_metrics_by_table(c, res.item_collection_metrics,
@@ -411,7 +411,7 @@ static kura_status run_transact_get(api_call *c)
             s = api_engine(s);
         }
         if (s == KURA_OK) {
-            s = put_capacities(c, res.consumed_capacity, res.consumed_capacity_count,
+            s = api_out_capacities(c, res.consumed_capacity, res.consumed_capacity_count,
                                req.return_consumed_capacity, false);
             if (s == KURA_OK) s = put_responses(c, &res);
             kura_transact_get_res_free(&res);

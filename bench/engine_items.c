@@ -1,6 +1,7 @@
 /*
  * engine_items.c - the item-level pseudo-engines of kura-bench (bench/items.h): kura-raw,
- * kura-capi and kura-json, over one table "bench" (S partition key "pk", S sort key "sk").
+ * kura-capi, kura-json and kura-partiql, over one table "bench" (S partition key "pk", S sort
+ * key "sk").
  *
  * All three open kura with the settings of the kura engine (engine_kura.c): KURA_RELAXED for
  * the writes, --memtable-mb, --cache-mb, --partitions. kura-raw builds every item's storage
@@ -410,7 +411,104 @@ static kura_status json_update(bench_idb *d, uint64_t i)
     return s;
 }
 
-/* ---- The three pseudo-engines ------------------------------------------------------------- */
+/* ---- kura-partiql --------------------------------------------------------------------------- */
+
+/* kura_execute_statement with the statement's values as parameters, built in the loop as
+ * kura-capi builds its keys and items. */
+static kura_status pq_exec(bench_idb *d, const char *stmt, kura_value *params,
+                           kura_execute_statement_res *res)
+{
+    if (!params) return kura_err(KURA_E_NOMEM, "parameters");
+    kura_execute_statement_req req = {.statement = stmt, .parameters = params};
+    kura_status s = kura_execute_statement(d->db, &req, res);
+    kura_value_free(params);
+    return s == KURA_OK ? s : idb_fail(s, stmt);
+}
+
+/* [pk, sk] of item i (NULL when out of memory). */
+static kura_value *pq_key_params(const bench_item_fields *f)
+{
+    kura_value *l = kura_value_list();
+    if (l && (kura_value_append(l, kura_value_s(f->pk, strlen(f->pk))) != KURA_OK ||
+              kura_value_append(l, kura_value_s(f->sk, strlen(f->sk))) != KURA_OK)) {
+        kura_value_free(l);
+        return NULL;
+    }
+    return l;
+}
+
+/* INSERT's parameters, in the statement's order, built from the fields as capi_put builds its
+ * item (no item is built and then copied). */
+static kura_value *pq_item_params(const bench_item_fields *f)
+{
+    kura_value *l = kura_value_list(), *prof = kura_value_map(), *tags = kura_value_set(KURA_SS);
+    bool ok = l && prof && tags;
+    for (int k = 0; ok && k < 3; k++)
+        ok = kura_value_append(tags, kura_value_s(f->tag[k], strlen(f->tag[k]))) == KURA_OK;
+    ok = ok && put_s(prof, "city", f->city) == KURA_OK && put_s(prof, "zip", f->zip) == KURA_OK;
+    kura_value *vals[] = {kura_value_bool(f->active), kura_value_b(f->data, sizeof f->data),
+                          kura_value_s(f->email, strlen(f->email)), kura_value_n("0", 1),
+                          kura_value_s(f->name, strlen(f->name)),
+                          kura_value_s(f->pk, strlen(f->pk)),
+                          kura_value_n(f->price, strlen(f->price)), prof,
+                          kura_value_s(f->sk, strlen(f->sk)), tags};
+    for (size_t k = 0; k < sizeof vals / sizeof vals[0]; k++) {
+        if (ok) ok = kura_value_append(l, vals[k]) == KURA_OK; /* takes vals[k] */
+        else kura_value_free(vals[k]);
+    }
+    if (!ok) {
+        kura_value_free(l);
+        return NULL;
+    }
+    return l;
+}
+
+static kura_status pq_put(bench_idb *d, uint64_t i)
+{
+    kura_execute_statement_res res;
+    kura_status s = pq_exec(d, "INSERT INTO \"" ITEMS_TABLE "\" VALUE {'active': ?, 'data': ?, "
+                               "'email': ?, 'n': ?, 'name': ?, 'pk': ?, 'price': ?, "
+                               "'profile': ?, 'sk': ?, 'tags': ?}",
+                            pq_item_params(&d->fields[i]), &res);
+    kura_execute_statement_res_free(&res);
+    return s;
+}
+
+static kura_status pq_get(bench_idb *d, uint64_t i, bool *found_out)
+{
+    kura_execute_statement_res res;
+    kura_status s = pq_exec(d, "SELECT * FROM \"" ITEMS_TABLE "\" WHERE pk = ? AND sk = ?",
+                            pq_key_params(&d->fields[i]), &res);
+    *found_out = s == KURA_OK && kura_value_count(res.items) == 1;
+    kura_execute_statement_res_free(&res);
+    return s;
+}
+
+static kura_status pq_query(bench_idb *d, uint64_t i, uint64_t *count_out)
+{
+    const bench_item_fields *f = &d->fields[i];
+    kura_value *l = kura_value_list();
+    if (l && kura_value_append(l, kura_value_s(f->pk, strlen(f->pk))) != KURA_OK) {
+        kura_value_free(l);
+        l = NULL;
+    }
+    kura_execute_statement_res res;
+    kura_status s = pq_exec(d, "SELECT * FROM \"" ITEMS_TABLE "\" WHERE pk = ?", l, &res);
+    *count_out = s == KURA_OK ? kura_value_count(res.items) : 0;
+    kura_execute_statement_res_free(&res);
+    return s;
+}
+
+static kura_status pq_update(bench_idb *d, uint64_t i)
+{
+    kura_execute_statement_res res;
+    kura_status s = pq_exec(d, "UPDATE \"" ITEMS_TABLE "\" SET n = n + 1 WHERE pk = ? AND sk = ?",
+                            pq_key_params(&d->fields[i]), &res);
+    kura_execute_statement_res_free(&res);
+    return s;
+}
+
+/* ---- The four pseudo-engines ------------------------------------------------------------- */
 
 static void items_settings(const bench_engine_opts *o, char *buf, size_t cap)
 {
@@ -427,6 +525,8 @@ static const bench_item_api capi_api = {fields_open, idb_close, capi_put, capi_g
                                         capi_update};
 static const bench_item_api json_api = {fields_open, idb_close, json_put, json_get, json_query,
                                         json_update};
+static const bench_item_api partiql_api = {fields_open, idb_close, pq_put, pq_get, pq_query,
+                                           pq_update};
 
 const bench_engine bench_engine_kura_raw = {.name = "kura-raw", .settings = items_settings,
                                             .items = &raw_api};
@@ -435,3 +535,6 @@ const bench_engine bench_engine_kura_capi = {.name = "kura-capi", .settings = it
                                              .txn_run = bench_txn_run};
 const bench_engine bench_engine_kura_json = {.name = "kura-json", .settings = items_settings,
                                              .items = &json_api};
+const bench_engine bench_engine_kura_partiql = {.name = "kura-partiql",
+                                                .settings = items_settings,
+                                                .items = &partiql_api};

@@ -12,7 +12,8 @@
 extern const bench_engine bench_engine_kura;
 #endif
 #ifdef KURA_BENCH_HAVE_ITEMS
-extern const bench_engine bench_engine_kura_raw, bench_engine_kura_capi, bench_engine_kura_json;
+extern const bench_engine bench_engine_kura_raw, bench_engine_kura_capi, bench_engine_kura_json,
+    bench_engine_kura_partiql;
 #endif
 #ifdef KURA_BENCH_HAVE_ROCKSDB
 extern const bench_engine bench_engine_rocksdb;
@@ -28,7 +29,8 @@ extern const bench_engine bench_engine_sqlite;
 #endif
 
 const char *const bench_engine_names[] = {"kura",     "rocksdb",   "leveldb",  "lmdb",
-                                          "sqlite",   "kura-raw",  "kura-capi", "kura-json"};
+                                          "sqlite",   "kura-raw",  "kura-capi", "kura-json",
+                                          "kura-partiql"};
 const size_t bench_engine_nnames = sizeof bench_engine_names / sizeof bench_engine_names[0];
 
 static const bench_engine *const compiled[] = {
@@ -39,6 +41,7 @@ static const bench_engine *const compiled[] = {
     &bench_engine_kura_raw,
     &bench_engine_kura_capi,
     &bench_engine_kura_json,
+    &bench_engine_kura_partiql,
 #endif
 #ifdef KURA_BENCH_HAVE_ROCKSDB
     &bench_engine_rocksdb,

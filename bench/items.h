@@ -9,6 +9,9 @@
  *               values built with the kura_value constructors inside the timed loop
  *   kura-json   kura_execute with the JSON body an AWS SDK sends, built and parsed inside the
  *               timed loop
+ *   kura-partiql  kura_execute_statement: INSERT, SELECT by full key / by partition key and
+ *               UPDATE SET n = n + 1 by key, the values as parameters built in the loop
+ *               (docs/partiql.md); against kura-capi it prices the parse and translation
  *
  * Items: --num items of one table with an S partition key of 16 bytes (20 items per
  * partition key) and an S sort key, and 8 more attributes of mixed types (S, N, BOOL, SS, M,

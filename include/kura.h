@@ -58,7 +58,9 @@ extern "C" {
     X(KURA_E_EXPIRED_ITERATOR, 21, "shard iterator expired")                                   \
     X(KURA_E_TRIMMED_DATA, 22, "stream records trimmed")                                      \
     /* PolicyNotFoundException (resource-based policies) */                                    \
-    X(KURA_E_POLICY_NOT_FOUND, 23, "resource-based policy not found")
+    X(KURA_E_POLICY_NOT_FOUND, 23, "resource-based policy not found")                          \
+    /* PartiQL: an INSERT of an item that exists (DuplicateItemException) */                    \
+    X(KURA_E_DUPLICATE_ITEM, 24, "duplicate item")
 
 typedef enum kura_status {
 #define KURA_STATUS_ENUM_(name, value, msg) name = value,
@@ -340,6 +342,7 @@ void kura_get_stats(kura_db *db, kura_stats *stats_out);
  *   KURA_E_COLLECTION_SIZE      ItemCollectionSizeLimitExceededException
  *   KURA_E_EXPIRED_ITERATOR     ExpiredIteratorException (DynamoDB Streams)
  *   KURA_E_TRIMMED_DATA         TrimmedDataAccessException (DynamoDB Streams)
+ *   KURA_E_DUPLICATE_ITEM       DuplicateItemException (PartiQL INSERT)
  * and the storage errors above (KURA_E_IO, KURA_E_CORRUPTION, KURA_E_NOSPC, KURA_E_READONLY,
  * KURA_E_NOMEM) are InternalServerError. The request structs mirror DynamoDB's parameters
  * (same names in snake case); zero-initialise a request, then set what you need.
@@ -1382,6 +1385,51 @@ typedef struct kura_transact_get_res {
 kura_status kura_transact_get_items(kura_db *db, const kura_transact_get_req *req,
                                     kura_transact_get_res *res_out);
 void kura_transact_get_res_free(kura_transact_get_res *r);
+
+/* ---- PartiQL ------------------------------------------------------------------------------ */
+
+/*
+ * ExecuteStatement: one statement of DynamoDB's PartiQL dialect (docs/partiql.md), translated
+ * into GetItem, Query, Scan, PutItem, UpdateItem or DeleteItem and run as those run.
+ * `parameters` (L, or NULL) are the values of the statement's '?' in order; everything in the
+ * request is borrowed for the call. `limit` (0: none) and `next_token` (NULL: from the start;
+ * a token a previous result returned) page a SELECT that becomes a Query or a Scan.
+ * Each thread keeps the plans of the last statements it ran by their text, so the same
+ * statement with other parameters is neither parsed nor translated again (memory freed when
+ * the thread exits; docs/partiql.md, "Cost").
+ */
+typedef struct kura_execute_statement_req {
+    const char *statement;
+    const kura_value *parameters;
+    bool consistent_read;
+    uint32_t limit;
+    const char *next_token;
+    kura_return_capacity return_consumed_capacity;
+    kura_return_values return_values_on_condition_check_failure; /* NONE or ALL_OLD */
+} kura_execute_statement_req;
+
+/* kura_execute_statement_res_free() frees the contents. `items`: L of M, the items a SELECT
+ * read, or the item RETURNING asked for (empty for other writes). `next_token` (malloc'ed,
+ * NULL when the read is complete) continues a paged SELECT; last_evaluated_key is the key it
+ * encodes. On KURA_E_CONDITION_FAILED, `item` holds the current item when
+ * return_values_on_condition_check_failure was ALL_OLD and the item exists. */
+typedef struct kura_execute_statement_res {
+    kura_value *items;
+    char *next_token;
+    kura_value *last_evaluated_key;
+    kura_consumed_capacity consumed_capacity;
+    kura_value *item;
+} kura_execute_statement_res;
+
+/* Errors: KURA_E_INVALID ("Statement wasn't well formed, can't be processed: ...", "Where
+ * clause does not contain a mandatory equality on all key attributes", and every message of
+ * the operation the statement becomes), KURA_E_RESOURCE_NOT_FOUND ("Requested resource not
+ * found"), KURA_E_DUPLICATE_ITEM (INSERT of an existing key: "Duplicate primary key exists in
+ * table"), KURA_E_CONDITION_FAILED (UPDATE or DELETE of a missing item, or its WHERE false),
+ * storage errors. */
+kura_status kura_execute_statement(kura_db *db, const kura_execute_statement_req *req,
+                                   kura_execute_statement_res *res_out);
+void kura_execute_statement_res_free(kura_execute_statement_res *r);
 
 /* ---- The DynamoDB JSON API --------------------------------------------------------------- */
 

@@ -49,6 +49,12 @@
  *       go on from a record read before (tools/kura_streams.c). ListStreams, DescribeStream,
  *       GetShardIterator and GetRecords are also operations of exec and pipe.
  *
+ *   kura --data DIR sql ["STATEMENT"]
+ *       Runs a PartiQL statement (DynamoDB's dialect: docs/partiql.md), or every statement
+ *       read from stdin (one per line, or ';'-separated), and prints the result items as JSON
+ *       lines (DynamoDB JSON); errors go to stderr as "<ErrorType>: <message>" and make the
+ *       exit status 1 (tools/kura_sql.c).
+ *
  * index-stats, index-wait, rebuild-index and check also exist as pseudo-operations of exec
  * and pipe, outside DynamoDB's names: KuraIndexWait {"TableName","IndexName"?,"TimeoutMillis"?}
  * (the differential test makes GSIs catch up between its writes and reads with it),
@@ -72,6 +78,7 @@
 #include "kura.h"
 #include "server/check_admin.h"
 #include "server/index_admin.h"
+#include "tools/kura_sql.h"
 #include "tools/kura_streams.h"
 
 #define EXIT_USAGE 2
@@ -89,6 +96,7 @@ static void usage(void)
             "       kura --data DIR rebuild-index TABLE INDEX\n"
             "       kura --data DIR check [TABLE]\n"
             "       kura --data DIR ttl-sweep\n"
+            "       kura --data DIR sql [\"STATEMENT\"]\n"
             "       kura --data DIR streams list [TABLE]\n"
             "       kura --data DIR streams read TABLE|STREAM_ARN [--shard SHARD_ID\n"
             "                                     [--after SEQUENCE_NUMBER]]\n"
@@ -106,7 +114,9 @@ static void usage(void)
             "streams list prints the change streams (of TABLE) as JSON lines; streams read\n"
             "prints every record kept of a stream (a table's latest), GetRecords' records as\n"
             "JSON lines, shard by shard; --shard reads one shard, --after only its records\n"
-            "after SEQUENCE_NUMBER.\n");
+            "after SEQUENCE_NUMBER.\n"
+            "sql runs a PartiQL statement (or the statements on stdin, one per line or\n"
+            "';'-separated) and prints the result items as JSON lines.\n");
     exit(EXIT_USAGE);
 }
 
@@ -333,9 +343,11 @@ int main(int argc, char **argv)
     bool rebuild = nargs == 2 && strcmp(cmd, "rebuild-index") == 0;
     bool check = nargs <= 1 && strcmp(cmd, "check") == 0;
     bool streams = strcmp(cmd, "streams") == 0;
+    bool sql = nargs <= 1 && strcmp(cmd, "sql") == 0;
     kura_streams_args sargs;
     if (streams && kura_streams_parse(nargs, argv + i + 1, &sargs) != 0) usage();
-    if (!dir || (!exec && !pipe && !stats && !wait && !sweep && !streams && !rebuild && !check))
+    if (!dir || (!exec && !pipe && !stats && !wait && !sweep && !streams && !rebuild && !check &&
+                 !sql))
         usage();
     uint64_t timeout_ms = IXADM_DEFAULT_WAIT_MS;
     if (wait && nargs == 3) {
@@ -363,6 +375,7 @@ int main(int argc, char **argv)
              : sweep   ? cmd_ttl_sweep(db)
              : rebuild ? cmd_rebuild_index(db, argv[i + 1], argv[i + 2])
              : streams ? kura_streams_run(db, &sargs)
+             : sql     ? kura_sql_run(db, nargs > 0 ? argv[i + 1] : NULL)
              : check   ? cmd_check(db, nargs > 0 ? argv[i + 1] : NULL)
              : stats   ? cmd_index_stats(db, nargs > 0 ? argv[i + 1] : NULL,
                                          nargs > 1 ? argv[i + 2] : NULL)

@@ -508,7 +508,7 @@ static void test_batches(void **state)
 static void test_protocol_errors(void **state)
 {
     (void)state;
-    err("ExecuteStatement", "{}", KURA_E_NOT_SUPPORTED, "UnknownOperationException",
+    err("CreateBackup", "{}", KURA_E_NOT_SUPPORTED, "UnknownOperationException",
         "An unknown operation was requested.");
     err("putItem", "{}", KURA_E_NOT_SUPPORTED, "UnknownOperationException", NULL);
     /* not JSON: Coral's error alone (api_mismatch_test.c) */
