@@ -160,3 +160,37 @@ def test_cli_table_arn(aws):
                          "--key", json.dumps({"pk": {"S": "k"}}), check=False)
     assert code != 0 and "ResourceNotFoundException" in err, (code, out, err)
     aws("delete-table", "--table-name", arn)
+
+
+def test_cli_partiql(aws):
+    name = unique_name("clisql")
+    aws("create-table", "--table-name", name,
+        "--attribute-definitions", "AttributeName=pk,AttributeType=S",
+        "AttributeName=sk,AttributeType=N",
+        "--key-schema", "AttributeName=pk,KeyType=HASH", "AttributeName=sk,KeyType=RANGE",
+        "--billing-mode", "PAY_PER_REQUEST")
+    aws("execute-statement", "--statement",
+        "INSERT INTO \"%s\" VALUE {'pk': 'a', 'sk': 1, 'v': 'one'}" % name)
+    aws("execute-statement", "--statement", "INSERT INTO \"%s\" VALUE {'pk': ?, 'sk': ?}" % name,
+        "--parameters", json.dumps([{"S": "a"}, {"N": "2"}]))
+    # the same key again: DuplicateItemException
+    code, out, err = aws("execute-statement", "--statement",
+                         "INSERT INTO \"%s\" VALUE {'pk': 'a', 'sk': 1}" % name, check=False)
+    assert code != 0 and "DuplicateItemException" in err, (code, out, err)
+    r = aws("execute-statement", "--statement",
+            "SELECT * FROM \"%s\" WHERE pk = 'a' ORDER BY sk DESC" % name)
+    assert [i["sk"]["N"] for i in r["Items"]] == ["2", "1"]
+    r = aws("execute-statement", "--statement",
+            "UPDATE \"%s\" SET v = 'uno' WHERE pk = 'a' AND sk = 1 RETURNING ALL NEW *" % name)
+    assert r["Items"] == [{"pk": {"S": "a"}, "sk": {"N": "1"}, "v": {"S": "uno"}}]
+    r = aws("batch-execute-statement", "--statements", json.dumps([
+        {"Statement": "SELECT v FROM \"%s\" WHERE pk = 'a' AND sk = 1" % name},
+        {"Statement": "SELECT v FROM \"%s\" WHERE pk = 'b' AND sk = 1" % name}]))
+    assert r["Responses"][0]["Item"] == {"v": {"S": "uno"}}
+    assert "Item" not in r["Responses"][1]
+    aws("execute-transaction", "--transact-statements", json.dumps([
+        {"Statement": "DELETE FROM \"%s\" WHERE pk = 'a' AND sk = 1" % name},
+        {"Statement": "UPDATE \"%s\" SET v = 'two' WHERE pk = 'a' AND sk = 2" % name}]))
+    r = aws("execute-statement", "--statement", "SELECT * FROM \"%s\"" % name)
+    assert r["Items"] == [{"pk": {"S": "a"}, "sk": {"N": "2"}, "v": {"S": "two"}}]
+    aws("delete-table", "--table-name", name)
