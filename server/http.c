@@ -388,9 +388,29 @@ static enum MHD_Result answer(srv_http *h, struct MHD_Connection *conn, srv_req 
                        atomic_load(&h->stopping));
 }
 
-/* The operations that write (and so, under --sync, wait for a WAL sync). */
-static bool is_write(const char *op)
+/* Whether an ExecuteStatement body's Statement starts with SELECT (a read); anything else,
+ * or a body this cheap look cannot read, counts as a write. Only where the statement runs
+ * depends on it (a serving thread or a writer), never what it does. */
+static bool is_select(const char *body, size_t len)
 {
+    const char *end = body + len, *p = memmem(body, len, "\"Statement\"", 11);
+    if (!p) return false;
+    for (p += 11; p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == ':');)
+        p++;
+    if (p >= end || *p++ != '"') return false;
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+        p++;
+    return end - p > 6 && strncasecmp(p, "select", 6) == 0;
+}
+
+/* The operations that write (and so, under --sync, wait for a WAL sync): PartiQL's when they
+ * may (a batch or a transaction always, a statement unless it is a SELECT). */
+static bool is_write(const char *op, const char *body, size_t len)
+{
+    if (op && (strcmp(op, "BatchExecuteStatement") == 0 || strcmp(op, "ExecuteTransaction") == 0))
+        return true;
+    if (op && strcmp(op, "ExecuteStatement") == 0)
+        return !is_select(body, len);
     static const char *const writes[] = {"PutItem",        "UpdateItem",         "DeleteItem",
                                          "BatchWriteItem", "TransactWriteItems", "CreateTable",
                                          "DeleteTable",    "UpdateTable",        "UpdateTimeToLive",
@@ -536,7 +556,7 @@ static enum MHD_Result on_complete(srv_http *h, struct MHD_Connection *conn, srv
         target_op(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Amz-Target"));
     r->host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
     if (!srv_auth_region(conn, r->region, sizeof r->region)) r->region[0] = '\0';
-    if (h->writers.pool && is_write(op))
+    if (h->writers.pool && is_write(op, body, r->body.len))
         return hand_to(h, conn, r, op, h->writers.pool, write_job);
     execute(h, r, op);
     return answer(h, conn, r);
