@@ -184,12 +184,13 @@ static kura_status check_value(jd_t *v, const api_field *f, jd_t **repl, int dep
  * levels (api_stack_test). */
 #define CHECK_MAX_DEPTH 96
 
-/* The position of member `key` in `fields`, or -1 when it is not one of them. */
+/* The position of member `key` (key_len bytes, which may hold a NUL) in `fields`, or -1 when
+ * it is not one of them. */
 static int field_index(const api_field *fields, const char *key, size_t key_len)
 {
     for (int i = 0; fields[i].name; i++)
-        if (fields[i].name[0] == key[0] && strncmp(fields[i].name, key, key_len) == 0 &&
-            fields[i].name[key_len] == '\0')
+        if (fields[i].name[0] == key[0] && strlen(fields[i].name) == key_len &&
+            memcmp(fields[i].name, key, key_len) == 0)
             return i;
     return -1;
 }
