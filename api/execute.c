@@ -218,7 +218,7 @@ kura_status kura_execute(kura_db *db, const char *operation, const char *json, s
 kura_status kura_execute_ctx(kura_db *db, const kura_request_context *ctx, const char *operation,
                              const char *json, size_t len, char **out, size_t *out_len)
 {
-    static const kura_request_context defaults = {NULL};
+    static const kura_request_context defaults = {.endpoint = NULL};
     api_call c = {.db = db, .out = KBUF_INIT, .ctx = ctx ? ctx : &defaults};
     c.scope = arn_scope_of(db, c.ctx->region, c.ctx->account);
     const char *type = NULL;
