@@ -89,12 +89,10 @@ extern const api_field api_attr_field;
 /* Map<AttributeValue> of api_attr_value: an item, a key, ExpressionAttributeValues. */
 extern const api_field api_attr_map;
 
-/* Pass 1 over the members of request object `req` (SerializationException messages). */
-kura_status api_check_types(jd_t *req, const api_field *fields);
-/* api_check_types for a whole request of `operation`, except that a member the table does not
- * name but DynamoDB's model of the operation does is kept, unchecked, for pass 2 (rather than
- * dropped as unknown): its modelled constraints apply although kura does not read it. */
-kura_status api_check_request_types(jd_t *req, const api_field *fields, const char *operation);
+/* Pass 1 over request object `req` of `operation`, walked against the operation's input shape
+ * in DynamoDB's model (api/model.h, generated), with kura's extension members (SerializationException
+ * messages). KURA_E_NOT_SUPPORTED for an operation the model does not have. */
+kura_status api_check_types(jd_t *req, const char *operation);
 /* Pass 1 for one value slot: *slot is checked against `f` and may be replaced (the old value
  * is released). Used for single attribute values by kura_value_from_json. */
 kura_status api_check_value(jd_t **slot, const api_field *f);

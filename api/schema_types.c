@@ -174,8 +174,9 @@ static kura_status check_blob(const jd_t *v)
 
 static kura_status check_value(jd_t *v, const api_field *f, jd_t **repl, int depth);
 
-/* The largest field table (Query's has 17 members). */
-#define MAX_FIELDS 32
+/* The largest structure: an attribute value's 10 members, or a model structure's (at most 64,
+ * gen_model.py) with kura's extension members. */
+#define MAX_FIELDS 80
 /* How deep the type check goes (values within values). A request's own structure is at most
  * ~10 levels deep and an attribute value adds two per level of maps or lists, so this reaches
  * past DynamoDB's 32 levels; deeper parts are not type-checked, because the value is refused
@@ -183,6 +184,59 @@ static kura_status check_value(jd_t *v, const api_field *f, jd_t **repl, int dep
  * keeps the recursion off the end of a serving thread's stack: a body may nest 2,048 JSON
  * levels (api_stack_test). */
 #define CHECK_MAX_DEPTH 96
+
+/* The messages of a list, map or structure given a value of another JSON type; NULL when v is
+ * of the container's own JSON type. `param`: DynamoDB's parameterized variant (a list that is
+ * a map value, a map that is a list element or map value, a structure that is a value rather
+ * than a member). `java`: the map's value type or the structure's class, for arrays. */
+static kura_status container_mismatch(const jd_t *v, api_type type, const char *java,
+                                      bool *done)
+{
+    bool scalar = jd_is_string(v) || jd_is_number(v) || jd_is_boolean(v);
+    *done = true;
+    switch (type) {
+    case AT_LIST:
+    case AT_PLIST:
+        if (scalar) return ser("%s", type == AT_LIST ? "Unexpected field type" : MSG_PARAM_TYPE);
+        if (jd_is_object(v)) return ser("%s", MSG_START_OF_STRUCT);
+        break;
+    case AT_MAP:
+    case AT_PMAP:
+        if (scalar) return ser("%s", type == AT_MAP ? "Unexpected field type" : MSG_PARAM_TYPE);
+        if (jd_is_array(v))
+            return api_err(KURA_E_INVALID,
+                           "Unrecognized collection type java.util.Map<java.lang.String, %s%s>",
+                           strchr(java, '.') ? "" : MODEL_PREFIX, java);
+        break;
+    default: /* a structure */
+        if (scalar)
+            return ser("%s", type == AT_VSTRUCT ? "Unexpected value type in payload"
+                                                : "Unexpected field type");
+        if (jd_is_array(v)) return ser("Unrecognized collection type class " MODEL_PREFIX "%s", java);
+        break;
+    }
+    *done = false;
+    return KURA_OK;
+}
+
+/* The scalar types' checks, shared by attribute values and the model's shapes. */
+static kura_status check_scalar(jd_t *v, api_type type, jd_t **repl)
+{
+    switch (type) {
+    case AT_STRING:
+        return jd_is_string(v) ? KURA_OK : scalar_mismatch(v, "String", "String");
+    case AT_BOOLEAN:
+        return check_boolean(v, repl);
+    case AT_INTEGER:
+        return check_integer(v, "Integer", repl);
+    case AT_LONG:
+        return check_integer(v, "Long", repl);
+    default:
+        return check_blob(v);
+    }
+}
+
+/* ---- Attribute values: the api_field tables above ---------------------------------------- */
 
 /* The position of member `key` in `fields`, or -1 when it is not one of them. */
 static int field_index(const api_field *fields, const char *key, size_t key_len)
@@ -197,14 +251,7 @@ static int field_index(const api_field *fields, const char *key, size_t key_len)
 /* Removes unknown and null members, then checks the known ones in table order. */
 static kura_status check_struct(jd_t *obj, const api_field *fields, int depth)
 {
-    jd_t *present[MAX_FIELDS];
-    int nfields = 0;
-    while (fields[nfields].name)
-        nfields++;
-    if (nfields > MAX_FIELDS)
-        return api_err(KURA_E_INVALID, "internal: a request structure has more than %d members",
-                       MAX_FIELDS);
-    memset(present, 0, (size_t)nfields * sizeof present[0]);
+    jd_t *present[MAX_FIELDS] = {NULL};
     const char *key;
     size_t key_len;
     jd_t *val;
@@ -216,7 +263,7 @@ static kura_status check_struct(jd_t *obj, const api_field *fields, int depth)
         else
             present[i] = val;
     }
-    for (int i = 0; i < nfields; i++) {
+    for (int i = 0; fields[i].name; i++) {
         jd_t *repl = NULL;
         if (!present[i]) continue;
         kura_status s = check_value(present[i], &fields[i], &repl, depth + 1);
@@ -257,78 +304,13 @@ static kura_status check_value(jd_t *v, const api_field *f, jd_t **repl, int dep
 {
     if (depth > CHECK_MAX_DEPTH)
         return KURA_OK; /* a value this deep is refused later, as too deeply nested */
-    bool scalar = jd_is_string(v) || jd_is_number(v) || jd_is_boolean(v);
     if (jd_is_null(v)) return KURA_OK;
-    switch (f->type) {
-    case AT_STRING:
-        return jd_is_string(v) ? KURA_OK : scalar_mismatch(v, "String", "String");
-    case AT_BOOLEAN:
-        return check_boolean(v, repl);
-    case AT_INTEGER:
-        return check_integer(v, "Integer", repl);
-    case AT_LONG:
-        return check_integer(v, "Long", repl);
-    case AT_BLOB:
-        return check_blob(v);
-    case AT_LIST:
-    case AT_PLIST:
-        if (scalar) return ser("%s", f->type == AT_LIST ? "Unexpected field type" : MSG_PARAM_TYPE);
-        if (jd_is_object(v)) return ser("%s", MSG_START_OF_STRUCT);
-        return check_elements(v, f->elem, depth);
-    case AT_MAP:
-    case AT_PMAP:
-        if (scalar) return ser("%s", f->type == AT_MAP ? "Unexpected field type" : MSG_PARAM_TYPE);
-        if (jd_is_array(v)) {
-            const char *sub = f->type == AT_PMAP ? "AttributeValue" : f->subtype;
-            return api_err(KURA_E_INVALID,
-                           "Unrecognized collection type java.util.Map<java.lang.String, %s%s>",
-                           strchr(sub, '.') ? "" : MODEL_PREFIX, sub);
-        }
-        return check_elements(v, f->elem, depth);
-    case AT_VSTRUCT:
-    case AT_FSTRUCT:
-        if (scalar)
-            return ser("%s", f->type == AT_VSTRUCT ? "Unexpected value type in payload"
-                                                   : "Unexpected field type");
-        if (jd_is_array(v))
-            return ser("Unrecognized collection type class " MODEL_PREFIX "%s", f->subtype);
-        return check_struct(v, f->fields, depth);
-    }
-    return KURA_OK;
-}
-
-kura_status api_check_types(jd_t *req, const api_field *fields)
-{
-    return check_struct(req, fields, 0);
-}
-
-kura_status api_check_request_types(jd_t *req, const api_field *fields, const char *operation)
-{
-    /* members of the model that the table does not name are set aside for validate.c rather
-     * than dropped (DynamoDB checks their constraints; the operation does not read them) */
-    struct {
-        const char *key;
-        size_t len;
-        jd_t *val;
-    } kept[64];
-    int nkept = 0;
-    const char *key;
-    size_t key_len;
-    jd_t *val;
-    jd_object_keylen_foreach(req, key, key_len, val)
-    {
-        if (nkept < 64 && key_len && !jd_is_null(val) && field_index(fields, key, key_len) < 0 &&
-            model_input_has(operation, key, key_len)) {
-            kept[nkept].key = key;
-            kept[nkept].len = key_len;
-            kept[nkept++].val = val;
-        }
-    }
-    kura_status s = check_struct(req, fields, 0);
-    for (int i = 0; s == KURA_OK && i < nkept; i++)
-        if (jd_object_setn(req, kept[i].key, kept[i].len, kept[i].val) != 0)
-            s = api_err(KURA_E_NOMEM, "out of memory");
-    return s;
+    if (f->type < AT_LIST) return check_scalar(v, f->type, repl);
+    bool done;
+    kura_status s = container_mismatch(v, f->type, f->subtype, &done);
+    if (done) return s;
+    if (f->type == AT_VSTRUCT || f->type == AT_FSTRUCT) return check_struct(v, f->fields, depth);
+    return check_elements(v, f->elem, depth);
 }
 
 kura_status api_check_value(jd_t **slot, const api_field *f)
@@ -337,4 +319,134 @@ kura_status api_check_value(jd_t **slot, const api_field *f)
     kura_status s = check_value(*slot, f, &repl, 0);
     if (s == KURA_OK && repl) *slot = repl;
     return s;
+}
+
+/* ---- Requests: the generated model (api/model.h) ----------------------------------------- */
+
+/* Where a value sits, which decides the deserializer's messages for lists, maps and
+ * structures (api_type's P and V/F variants). */
+typedef enum place { PLACE_MEMBER, PLACE_ELEMENT, PLACE_MAP_VALUE } place;
+
+static kura_status walk_value(jd_t *v, unsigned sid, place at, jd_t **repl, int depth);
+
+/* The Java type of shape `sid` as a map's value type is printed: "java.lang.String",
+ * "java.util.List<...WriteRequest>", or a structure's class name (without MODEL_PREFIX). */
+static const char *java_name(unsigned sid, char *buf, size_t size)
+{
+    const model_shape *sh = &model_shapes[sid];
+    switch (sh->type) {
+    case MT_STRING:
+        return "java.lang.String";
+    case MT_LIST:
+        snprintf(buf, size, "java.util.List<" MODEL_PREFIX "%s>", model_shapes[sh->a].name);
+        return buf;
+    case MT_BOOLEAN:
+        return "java.lang.Boolean";
+    case MT_INTEGER:
+        return "java.lang.Integer";
+    case MT_LONG:
+        return "java.lang.Long";
+    default:
+        return sh->name;
+    }
+}
+
+/* Removes unknown and null members of a structure, then checks the known ones in pass 1's
+ * order (model_typed). */
+static kura_status walk_struct(jd_t *obj, const model_shape *sh, int depth)
+{
+    jd_t *present[MAX_FIELDS] = {NULL};
+    const uint16_t *typed = &model_typed[sh->e];
+    if (sh->f > MAX_FIELDS)
+        return api_err(KURA_E_INVALID, "internal: %s has more than %d members", sh->name,
+                       MAX_FIELDS);
+    const char *key;
+    size_t key_len;
+    jd_t *val;
+    jd_object_keylen_foreach(obj, key, key_len, val)
+    {
+        int i = sh->f - 1;
+        for (; i >= 0 && !jd_is_null(val); i--) {
+            const model_member *m = &model_members[typed[i]];
+            if (m->name_len == key_len && memcmp(m->name, key, key_len) == 0) break;
+        }
+        if (i < 0 || jd_is_null(val))
+            jd_object_deln(obj, key, key_len);
+        else
+            present[i] = val;
+    }
+    for (unsigned i = 0; i < sh->f; i++) {
+        jd_t *repl = NULL;
+        if (!present[i]) continue;
+        const model_member *m = &model_members[typed[i]];
+        kura_status s = walk_value(present[i], m->shape, PLACE_MEMBER, &repl, depth + 1);
+        if (s != KURA_OK) return s;
+        if (repl && jd_object_set(obj, m->name, repl) != 0) return API_NOMEM();
+    }
+    return KURA_OK;
+}
+
+/* A list's elements or a map's values, each of shape `sid`. */
+static kura_status walk_elements(jd_t *v, unsigned sid, int depth)
+{
+    if (jd_is_array(v)) {
+        for (size_t i = 0; i < jd_array_size(v); i++) {
+            jd_t *repl = NULL;
+            kura_status s = walk_value(jd_array_get(v, i), sid, PLACE_ELEMENT, &repl, depth + 1);
+            if (s != KURA_OK) return s;
+            if (repl && jd_array_set(v, i, repl) != 0) return API_NOMEM();
+        }
+        return KURA_OK;
+    }
+    const char *key;
+    size_t key_len;
+    jd_t *val;
+    jd_object_keylen_foreach(v, key, key_len, val)
+    {
+        jd_t *repl = NULL;
+        kura_status s = walk_value(val, sid, PLACE_MAP_VALUE, &repl, depth + 1);
+        if (s != KURA_OK) return s;
+        if (repl && jd_object_setn(v, key, key_len, repl) != 0) return API_NOMEM();
+    }
+    return KURA_OK;
+}
+
+/* Numbers of the shapes no operation kura implements takes (Double, a timestamp as epoch
+ * seconds): any JSON number. */
+static kura_status check_number(const jd_t *v, const char *java)
+{
+    return jd_is_number(v) ? KURA_OK : scalar_mismatch(v, java, java);
+}
+
+static kura_status walk_value(jd_t *v, unsigned sid, place at, jd_t **repl, int depth)
+{
+    static const api_type scalars[] = {[MT_STRING] = AT_STRING, [MT_BOOLEAN] = AT_BOOLEAN,
+                                       [MT_INTEGER] = AT_INTEGER, [MT_LONG] = AT_LONG,
+                                       [MT_BLOB] = AT_BLOB};
+    const model_shape *sh = &model_shapes[sid];
+    if (depth > CHECK_MAX_DEPTH) return KURA_OK; /* as check_value */
+    if (jd_is_null(v)) return KURA_OK;
+    if (sh->type <= MT_BLOB) return check_scalar(v, scalars[sh->type], repl);
+    if (sh->type == MT_DOUBLE) return check_number(v, "Double");
+    if (sh->type == MT_TIMESTAMP) return check_number(v, "Date");
+    if (sh->type == MT_STRUCT && strcmp(sh->name, "AttributeValue") == 0)
+        return check_value(v, at == PLACE_MEMBER ? &api_attr_field : &api_attr_value, repl,
+                           depth);
+    char buf[160];
+    api_type type = sh->type == MT_LIST  ? (at == PLACE_MAP_VALUE ? AT_PLIST : AT_LIST)
+                    : sh->type == MT_MAP ? (at == PLACE_MEMBER ? AT_MAP : AT_PMAP)
+                                         : (at == PLACE_MEMBER ? AT_FSTRUCT : AT_VSTRUCT);
+    const char *java = sh->type == MT_MAP ? java_name(sh->b, buf, sizeof buf) : sh->name;
+    bool done;
+    kura_status s = container_mismatch(v, type, java, &done);
+    if (done) return s;
+    if (sh->type == MT_STRUCT) return walk_struct(v, sh, depth);
+    return walk_elements(v, sh->type == MT_LIST ? sh->a : sh->b, depth);
+}
+
+kura_status api_check_types(jd_t *req, const char *operation)
+{
+    const model_op *op = model_find_op(operation);
+    if (!op) return api_err(KURA_E_NOT_SUPPORTED, "An unknown operation was requested.");
+    return walk_struct(req, &model_shapes[op->input], 0);
 }
