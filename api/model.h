@@ -89,7 +89,5 @@ extern const unsigned model_op_count;
 
 /* The operation named `name` of either service, or NULL. */
 const model_op *model_find_op(const char *name);
-/* Whether the input of operation `name` has a member named key[0..len). */
-bool model_input_has(const char *name, const char *key, size_t len);
 
 #endif

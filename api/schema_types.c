@@ -1,13 +1,12 @@
 /*
- * schema_types.c - This file contains the first generic request check of api/schema.h: the
+ * schema_types.c - This file contains the first request check of api/schema.h: the
  * deserializer's type check (SerializationException), with the request normalisation it
- * implies, and the schema of attribute values. The constraint check is schema_check.c.
+ * implies, walking the operation's input shape in the generated model (api/model.h), and the
+ * table of attribute values it uses for those. The constraint check is validate.c.
  *
- * The messages are DynamoDB's, as collected by dynalite (validations/index.js): the type
- * check reproduces what DynamoDB's Java deserializer says for each JSON type given to each
- * Java type; the constraint check walks the parameters in table order and names each
- * violation by its path ("keySchema.1.member.keyType", "requestItems.T.member.keys"), where
- * list positions count from 1 and member names start lower case.
+ * The messages are DynamoDB's, as collected by dynalite (validations/index.js): what DynamoDB's
+ * Java deserializer says for each JSON type given to each Java type. The Java type of a list,
+ * map or structure depends on where the shape is used (api_type), which the walk knows.
  */
 #include "api/model.h"
 #include "api/schema.h"
@@ -29,39 +28,32 @@
 /* ---- Attribute values: AttrStruct<ValueStruct> -------------------------------------------- */
 
 #define attr_fields api_attr_fields
-static const api_field attr_blob = {.name = "member", .type = AT_BLOB, .flags = 0};
-static const api_field attr_string = {.name = "member", .type = AT_STRING, .flags = 0};
+static const api_field attr_blob = {.name = "member", .type = AT_BLOB};
+static const api_field attr_string = {.name = "member", .type = AT_STRING};
 const api_field api_attr_value = {.name = "member",
                                   .type = AT_VSTRUCT,
-                                  .flags = AF_ATTR,
                                   .subtype = "AttributeValue",
                                   .fields = attr_fields};
 const api_field api_attr_field = {.name = "member",
                                   .type = AT_FSTRUCT,
-                                  .flags = AF_ATTR,
                                   .subtype = "AttributeValue",
                                   .fields = attr_fields};
 const api_field api_attr_map = {.name = "member",
                                 .type = AT_MAP,
-                                .flags = AF_ATTR,
                                 .subtype = "AttributeValue",
                                 .elem = &api_attr_value};
 /* The order of dynalite's AttrStruct children, which decides the first error reported. */
 const api_field attr_fields[] = {
-    {.name = "S", .type = AT_STRING, .flags = 0},
-    {.name = "B", .type = AT_BLOB, .flags = 0},
-    {.name = "N", .type = AT_STRING, .flags = 0},
-    {.name = "BOOL", .type = AT_BOOLEAN, .flags = 0},
-    {.name = "NULL", .type = AT_BOOLEAN, .flags = 0},
-    {.name = "BS", .type = AT_LIST, .flags = 0, .elem = &attr_blob},
-    {.name = "NS", .type = AT_LIST, .flags = 0, .elem = &attr_string},
-    {.name = "SS", .type = AT_LIST, .flags = 0, .elem = &attr_string},
-    {.name = "L", .type = AT_LIST, .flags = AF_ATTR, .elem = &api_attr_value},
-    {.name = "M",
-     .type = AT_MAP,
-     .flags = AF_ATTR,
-     .subtype = "AttributeValue",
-     .elem = &api_attr_value},
+    {.name = "S", .type = AT_STRING},
+    {.name = "B", .type = AT_BLOB},
+    {.name = "N", .type = AT_STRING},
+    {.name = "BOOL", .type = AT_BOOLEAN},
+    {.name = "NULL", .type = AT_BOOLEAN},
+    {.name = "BS", .type = AT_LIST, .elem = &attr_blob},
+    {.name = "NS", .type = AT_LIST, .elem = &attr_string},
+    {.name = "SS", .type = AT_LIST, .elem = &attr_string},
+    {.name = "L", .type = AT_LIST, .elem = &api_attr_value},
+    {.name = "M", .type = AT_MAP, .subtype = "AttributeValue", .elem = &api_attr_value},
     {.name = NULL},
 };
 
