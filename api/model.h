@@ -84,6 +84,8 @@ extern const uint16_t model_walked[]; /* indexes into model_members */
 extern const uint16_t model_typed[];  /* indexes into model_members */
 extern const model_shape model_shapes[];
 extern const unsigned model_shape_count;
+/* The shape id of AttributeValue (pass 1 checks attribute values with its own table). */
+extern const uint16_t model_attribute_value;
 extern const model_op model_ops[]; /* sorted by name */
 extern const unsigned model_op_count;
 

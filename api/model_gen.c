@@ -918,6 +918,7 @@ const model_shape model_shapes[] = {
     /* 275 kura:KuraPartitions */ {"KuraPartitions", MT_INTEGER, MS_MIN | MS_MAX | MS_CHECKED, 0, 86, 0, 0, 0, 0, 0, 0, 0, 1, 256},
 };
 const unsigned model_shape_count = 276;
+const uint16_t model_attribute_value = 5;
 
 /* Sorted by name (model_find_op searches it). */
 const model_op model_ops[] = {

@@ -166,8 +166,9 @@ static kura_status check_blob(const jd_t *v)
 
 static kura_status check_value(jd_t *v, const api_field *f, jd_t **repl, int depth);
 
-/* The largest structure: an attribute value's 10 members, or a model structure's (at most 64,
- * gen_model.py) with kura's extension members. */
+/* The members of an attribute value (api_attr_fields), and at most those of a structure of the
+ * model (64, gen_model.py) with kura's extension members. */
+#define ATTR_FIELDS 10
 #define MAX_FIELDS 80
 /* How deep the type check goes (values within values). A request's own structure is at most
  * ~10 levels deep and an attribute value adds two per level of maps or lists, so this reaches
@@ -243,7 +244,7 @@ static int field_index(const api_field *fields, const char *key, size_t key_len)
 /* Removes unknown and null members, then checks the known ones in table order. */
 static kura_status check_struct(jd_t *obj, const api_field *fields, int depth)
 {
-    jd_t *present[MAX_FIELDS] = {NULL};
+    jd_t *present[ATTR_FIELDS] = {NULL};
     const char *key;
     size_t key_len;
     jd_t *val;
@@ -347,11 +348,12 @@ static const char *java_name(unsigned sid, char *buf, size_t size)
  * order (model_typed). */
 static kura_status walk_struct(jd_t *obj, const model_shape *sh, int depth)
 {
-    jd_t *present[MAX_FIELDS] = {NULL};
+    jd_t *present[MAX_FIELDS];
     const uint16_t *typed = &model_typed[sh->e];
     if (sh->f > MAX_FIELDS)
         return api_err(KURA_E_INVALID, "internal: %s has more than %d members", sh->name,
                        MAX_FIELDS);
+    memset(present, 0, sh->f * sizeof present[0]);
     const char *key;
     size_t key_len;
     jd_t *val;
@@ -421,7 +423,7 @@ static kura_status walk_value(jd_t *v, unsigned sid, place at, jd_t **repl, int 
     if (sh->type <= MT_BLOB) return check_scalar(v, scalars[sh->type], repl);
     if (sh->type == MT_DOUBLE) return check_number(v, "Double");
     if (sh->type == MT_TIMESTAMP) return check_number(v, "Date");
-    if (sh->type == MT_STRUCT && strcmp(sh->name, "AttributeValue") == 0)
+    if (sid == model_attribute_value)
         return check_value(v, at == PLACE_MEMBER ? &api_attr_field : &api_attr_value, repl,
                            depth);
     char buf[160];
@@ -438,7 +440,12 @@ static kura_status walk_value(jd_t *v, unsigned sid, place at, jd_t **repl, int 
 
 kura_status api_check_types(jd_t *req, const char *operation)
 {
-    const model_op *op = model_find_op(operation);
+    /* a thread serves mostly one operation over and over: skip the search then */
+    static _Thread_local const model_op *last_op;
+    const model_op *op = last_op && operation && strcmp(operation, last_op->name) == 0
+                             ? last_op
+                             : model_find_op(operation);
+    if (op) last_op = op;
     if (!op) return api_err(KURA_E_NOT_SUPPORTED, "An unknown operation was requested.");
     return walk_struct(req, &model_shapes[op->input], 0);
 }

@@ -488,7 +488,9 @@ def emit_c(t, source):
               "/* name, type, flags, pattern, enum first, enum count, a, b, walked first, walked "
               "count, typed first, typed count, min, max */",
               "const model_shape model_shapes[] = {"] + rows
-    lines += ["};", f"const unsigned model_shape_count = {len(t.shapes)};", "",
+    lines += ["};", f"const unsigned model_shape_count = {len(t.shapes)};",
+              f"const uint16_t model_attribute_value = {t.ids[('dynamodb', 'AttributeValue')]};",
+              "",
               "/* Sorted by name (model_find_op searches it). */", "const model_op model_ops[] = {"]
     lines += [f"    {{{c_string(op)}, {sid}}}, /* {svc} */" for op, svc, sid in t.ops]
     lines += ["};", f"const unsigned model_op_count = {len(t.ops)};", ""]
