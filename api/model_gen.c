@@ -915,7 +915,7 @@ const model_shape model_shapes[] = {
     /* 272 dynamodbstreams:SequenceNumber */ {"SequenceNumber", MT_STRING, MS_MIN | MS_MAX | MS_CHECKED, 0, 86, 0, 0, 0, 0, 0, 0, 0, 21, 40},
     /* 273 dynamodbstreams:ListStreamsInput */ {"ListStreamsInput", MT_STRUCT, MS_CHECKED, 0, 86, 0, 447, 3, 371, 3, 448, 3, 0, 0},
     /* 274 dynamodbstreams:TableName */ {"TableName", MT_STRING, MS_MIN | MS_MAX | MS_CHECKED, 1, 86, 0, 0, 0, 0, 0, 0, 0, 3, 255},
-    /* 275 kura:KuraPartitions */ {"KuraPartitions", MT_INTEGER, MS_MIN | MS_MAX | MS_CHECKED, 0, 86, 0, 0, 0, 0, 0, 0, 0, 1, 256},
+    /* 275 kura:KuraPartitions */ {"KuraPartitions", MT_INTEGER, 0, 0, 86, 0, 0, 0, 0, 0, 0, 0, 0, 0},
 };
 const unsigned model_shape_count = 276;
 const uint16_t model_attribute_value = 5;

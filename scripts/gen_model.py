@@ -42,11 +42,11 @@ JAVA_PREFIX = "com.amazonaws.dynamodb.v20120810."
 MAX_ERRORS = 10
 TABLE_NAME_SHAPE = "TableArn"  # table names that may also be ARNs: a semantic name check
 
-# kura's own request members, checked by pass 1 (and kept) like the model's: (operation, member,
-# the shape given to it). The shapes are not reachable from any operation's input in the
-# tables, so pass 2 (api/validate.c extension_checks) words their constraints itself.
+# kura's own request members, type-checked by pass 1 (and kept) like the model's: (operation,
+# member, shape name, shape). The shapes are not reachable from any operation's input, so pass
+# 2 does not walk them: api/validate.c (extension_checks) checks their ranges itself.
 KURA_EXTENSIONS = [
-    ("CreateTable", "KuraPartitions", "KuraPartitions", {"type": "integer", "min": 1, "max": 256}),
+    ("CreateTable", "KuraPartitions", "KuraPartitions", {"type": "integer"}),
 ]
 
 # The order pass 1 (api/schema_types.c) visits a structure's members in, where it is not the
