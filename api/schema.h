@@ -33,7 +33,7 @@
 
 #include "kura.h"
 
-/* The constraint message of AF_NAME. */
+/* The constraint message of a table or index name's pattern (validate.c). */
 #define API_MSG_NAME_PATTERN "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"
 
 /* The Java types of the deserializer; each has its own messages. */
@@ -69,9 +69,9 @@ extern const api_field api_attr_field;
 /* Map<AttributeValue> of api_attr_value: an item, a key, ExpressionAttributeValues. */
 extern const api_field api_attr_map;
 
-/* Pass 1 over request object `req` of `operation`, walked against the operation's input shape
- * in DynamoDB's model (api/model.h, generated), with kura's extension members (SerializationException
- * messages). KURA_E_NOT_SUPPORTED for an operation the model does not have. */
+/* Pass 1 over request object `req` of `operation` (SerializationException messages), walked
+ * against the operation's input shape in DynamoDB's model (api/model.h, generated) with kura's
+ * extension members. KURA_E_NOT_SUPPORTED for an operation the model does not have. */
 kura_status api_check_types(jd_t *req, const char *operation);
 /* Pass 1 for one value slot: *slot is checked against `f` and may be replaced (the old value
  * is released). Used for single attribute values by kura_value_from_json. */

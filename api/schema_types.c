@@ -30,18 +30,12 @@
 #define attr_fields api_attr_fields
 static const api_field attr_blob = {.name = "member", .type = AT_BLOB};
 static const api_field attr_string = {.name = "member", .type = AT_STRING};
-const api_field api_attr_value = {.name = "member",
-                                  .type = AT_VSTRUCT,
-                                  .subtype = "AttributeValue",
-                                  .fields = attr_fields};
-const api_field api_attr_field = {.name = "member",
-                                  .type = AT_FSTRUCT,
-                                  .subtype = "AttributeValue",
-                                  .fields = attr_fields};
-const api_field api_attr_map = {.name = "member",
-                                .type = AT_MAP,
-                                .subtype = "AttributeValue",
-                                .elem = &api_attr_value};
+const api_field api_attr_value = {
+    .name = "member", .type = AT_VSTRUCT, .subtype = "AttributeValue", .fields = attr_fields};
+const api_field api_attr_field = {
+    .name = "member", .type = AT_FSTRUCT, .subtype = "AttributeValue", .fields = attr_fields};
+const api_field api_attr_map = {
+    .name = "member", .type = AT_MAP, .subtype = "AttributeValue", .elem = &api_attr_value};
 /* The order of dynalite's AttrStruct children, which decides the first error reported. */
 const api_field attr_fields[] = {
     {.name = "S", .type = AT_STRING},
@@ -149,8 +143,7 @@ static kura_status check_blob(const jd_t *v)
     if (jd_is_boolean(v) || jd_is_number(v))
         return ser("%s", "only base-64-encoded strings are convertible to bytes");
     if (jd_is_object(v)) return ser("%s", MSG_START_OF_STRUCT);
-    if (jd_is_array(v))
-        return ser("%s", "Unrecognized collection type class java.nio.ByteBuffer");
+    if (jd_is_array(v)) return ser("%s", "Unrecognized collection type class java.nio.ByteBuffer");
     const unsigned char *s = (const unsigned char *)jd_string_value(v);
     size_t n = jd_string_length(v);
     size_t pad = n < 4 || n % 4 || s[n - 1] != '=' ? 0 : s[n - 2] != '=' ? 1 : 2;
@@ -178,12 +171,12 @@ static kura_status check_value(jd_t *v, const api_field *f, jd_t **repl, int dep
  * levels (api_stack_test). */
 #define CHECK_MAX_DEPTH 96
 
-/* The messages of a list, map or structure given a value of another JSON type; NULL when v is
- * of the container's own JSON type. `param`: DynamoDB's parameterized variant (a list that is
- * a map value, a map that is a list element or map value, a structure that is a value rather
- * than a member). `java`: the map's value type or the structure's class, for arrays. */
-static kura_status container_mismatch(const jd_t *v, api_type type, const char *java,
-                                      bool *done)
+/* The message of a list, map or structure given a value of another JSON type (*done set), or
+ * KURA_OK with *done false when v is of the container's own JSON type. `type`: the container
+ * as Java sees it where it is used (AT_PLIST/AT_PMAP: a parameterized type; AT_VSTRUCT: a
+ * structure that is a value, not a member); `java`: the map's value type or the structure's
+ * class, which arrays are answered with. */
+static kura_status container_mismatch(const jd_t *v, api_type type, const char *java, bool *done)
 {
     bool scalar = jd_is_string(v) || jd_is_number(v) || jd_is_boolean(v);
     *done = true;
@@ -205,7 +198,8 @@ static kura_status container_mismatch(const jd_t *v, api_type type, const char *
         if (scalar)
             return ser("%s", type == AT_VSTRUCT ? "Unexpected value type in payload"
                                                 : "Unexpected field type");
-        if (jd_is_array(v)) return ser("Unrecognized collection type class " MODEL_PREFIX "%s", java);
+        if (jd_is_array(v))
+            return ser("Unrecognized collection type class " MODEL_PREFIX "%s", java);
         break;
     }
     *done = false;
@@ -414,8 +408,10 @@ static kura_status check_number(const jd_t *v, const char *java)
 
 static kura_status walk_value(jd_t *v, unsigned sid, place at, jd_t **repl, int depth)
 {
-    static const api_type scalars[] = {[MT_STRING] = AT_STRING, [MT_BOOLEAN] = AT_BOOLEAN,
-                                       [MT_INTEGER] = AT_INTEGER, [MT_LONG] = AT_LONG,
+    static const api_type scalars[] = {[MT_STRING] = AT_STRING,
+                                       [MT_BOOLEAN] = AT_BOOLEAN,
+                                       [MT_INTEGER] = AT_INTEGER,
+                                       [MT_LONG] = AT_LONG,
                                        [MT_BLOB] = AT_BLOB};
     const model_shape *sh = &model_shapes[sid];
     if (depth > CHECK_MAX_DEPTH) return KURA_OK; /* as check_value */
@@ -424,8 +420,7 @@ static kura_status walk_value(jd_t *v, unsigned sid, place at, jd_t **repl, int 
     if (sh->type == MT_DOUBLE) return check_number(v, "Double");
     if (sh->type == MT_TIMESTAMP) return check_number(v, "Date");
     if (sid == model_attribute_value)
-        return check_value(v, at == PLACE_MEMBER ? &api_attr_field : &api_attr_value, repl,
-                           depth);
+        return check_value(v, at == PLACE_MEMBER ? &api_attr_field : &api_attr_value, repl, depth);
     char buf[160];
     api_type type = sh->type == MT_LIST  ? (at == PLACE_MAP_VALUE ? AT_PLIST : AT_LIST)
                     : sh->type == MT_MAP ? (at == PLACE_MEMBER ? AT_MAP : AT_PMAP)

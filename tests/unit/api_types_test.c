@@ -30,14 +30,20 @@ static const char *const wrong_values[] = {"\"x\"", "1.5", "7", "true", "[]", "{
 static bool known_message(const char *m)
 {
     static const char *const starts[] = {
-        "STRING_VALUE cannot be converted to ", "NUMBER_VALUE cannot be converted to ",
-        "DECIMAL_VALUE cannot be converted to ", "TRUE_VALUE cannot be converted to ",
-        "FALSE_VALUE cannot be converted to ", "Unrecognized collection type ",
-        "Start of structure or map found where not expected", "Unexpected field type",
-        "Unexpected value type in payload", "Unexpected token received from parser",
+        "STRING_VALUE cannot be converted to ",
+        "NUMBER_VALUE cannot be converted to ",
+        "DECIMAL_VALUE cannot be converted to ",
+        "TRUE_VALUE cannot be converted to ",
+        "FALSE_VALUE cannot be converted to ",
+        "Unrecognized collection type ",
+        "Start of structure or map found where not expected",
+        "Unexpected field type",
+        "Unexpected value type in payload",
+        "Unexpected token received from parser",
         "only base-64-encoded strings are convertible to bytes",
         "Base64 encoded length is expected a multiple of 4 bytes but found: ",
-        "Invalid last non-pad Base64 character dectected", PARAM_TYPE_MSG};
+        "Invalid last non-pad Base64 character dectected",
+        PARAM_TYPE_MSG};
     for (size_t i = 0; i < sizeof starts / sizeof starts[0]; i++)
         if (strncmp(m, starts[i], strlen(starts[i])) == 0) return true;
     return false;
@@ -179,7 +185,8 @@ static void test_known_messages(void **state)
          "Unrecognized collection type java.util.Map<java.lang.String, "
          "java.util.List<com.amazonaws.dynamodb.v20120810.WriteRequest>>"},
         {"BatchWriteItem", "{\"RequestItems\":{\"T\":\"x\"}}", PARAM_TYPE_MSG},
-        {"BatchWriteItem", "{\"RequestItems\":{\"T\":[\"x\"]}}", "Unexpected value type in payload"},
+        {"BatchWriteItem", "{\"RequestItems\":{\"T\":[\"x\"]}}",
+         "Unexpected value type in payload"},
         {"BatchGetItem", "{\"RequestItems\":{\"T\":{\"Keys\":[\"x\"]}}}", PARAM_TYPE_MSG},
         {"BatchGetItem", "{\"RequestItems\":{\"T\":{\"Keys\":[[]]}}}",
          "Unrecognized collection type java.util.Map<java.lang.String, "
@@ -192,7 +199,8 @@ static void test_known_messages(void **state)
          "{\"ProvisionedThroughput\":{\"ReadCapacityUnits\":true,\"WriteCapacityUnits\":[]}}",
          "Unrecognized collection type class java.lang.Long"},
         /* kura's extension member */
-        {"CreateTable", "{\"KuraPartitions\":\"4\"}", "STRING_VALUE cannot be converted to Integer"},
+        {"CreateTable", "{\"KuraPartitions\":\"4\"}",
+         "STRING_VALUE cannot be converted to Integer"},
         /* a member of the model kura does not read is typed too */
         {"UpdateTable", "{\"ReplicaUpdates\":\"x\"}", "Unexpected field type"},
         {"DescribeStream", "{\"ShardFilter\":{\"Type\":1.5}}",
@@ -242,8 +250,8 @@ static void test_normalisation(void **state)
         assert_int_equal(jw_json(&b, req), KURA_OK);
         assert_true(kbuf_put_u8(&b, '\0'));
         if (strcmp((const char *)b.data, cases[i].want) != 0)
-            fail_msg("%s %s: got %s, expected %s", cases[i].op, cases[i].body,
-                     (const char *)b.data, cases[i].want);
+            fail_msg("%s %s: got %s, expected %s", cases[i].op, cases[i].body, (const char *)b.data,
+                     cases[i].want);
         kbuf_free(&b);
         jd_doc_free(doc);
     }
