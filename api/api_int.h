@@ -68,8 +68,8 @@ kura_status api_table_member(api_call *c, const jd_t *obj, const char **name_out
 const char *api_table_shown(const api_call *c, const char *name);
 
 typedef struct api_op {
-    const char *name;
-    const api_field *schema; /* the request's members, in DynamoDB's check order */
+    const char *name; /* the operation, as DynamoDB's model names it (passes 1 and 2 walk its
+                       * input shape: api/schema.h) */
     kura_status (*run)(api_call *c);
 } api_op;
 
@@ -83,8 +83,6 @@ extern const api_op api_op_transact_write_items, api_op_transact_get_items; /* r
 extern const api_op api_op_update_time_to_live, api_op_describe_time_to_live; /* req_ttl.c */
 extern const api_op api_op_tag_resource, api_op_untag_resource,
     api_op_list_tags_of_resource; /* req_tags.c */
-/* CreateTable's and TagResource's tag: {"Key" 1..128, "Value" 0..256} (req_tags.c). */
-extern const api_field api_tag;
 /* The (schema-checked) list of tags as one malloc'ed array in *out (the caller frees it; the
  * strings stay in the request), its length in *n_out. */
 kura_status api_tags_decode(const jd_t *list, kura_tag **out, size_t *n_out);
@@ -93,10 +91,8 @@ extern const api_op api_op_put_resource_policy, api_op_get_resource_policy,
 /* ---- Table settings (req_settings.c) --------------------------------------------------------- */
 
 /* CreateTable's / UpdateTable's / a GSI's OnDemandThroughput, WarmThroughput, SSESpecification
- * and TableClass members (the API_F_* macros below). */
-extern const api_field api_on_demand_fields[], api_warm_fields[], api_sse_fields[];
-extern const char *const api_enum_table_class[];
-/* The members of the (checked) request or index object `obj`; `given` false when absent. */
+ * and TableClass members of the (checked) request or index object `obj`; `given` false when
+ * absent. */
 kura_on_demand_throughput api_decode_on_demand(const jd_t *obj);
 kura_warm_throughput api_decode_warm(const jd_t *obj);
 kura_sse_specification api_decode_sse(const jd_t *obj);
@@ -121,8 +117,6 @@ kura_status api_out_items(api_call *c, const kura_value *items);
 
 /* ---- Change streams (stream_spec.c, req_streams.c) ------------------------------------------ */
 
-/* CreateTable's and UpdateTable's StreamSpecification member (API_F_STREAM_SPEC below). */
-extern const api_field api_stream_spec_fields[];
 /* The engine's refusal of an enabling specification without a view type (kura.h). */
 #define API_MSG_NO_VIEW                                                                            \
     "Invalid StreamViewType: Stream ViewType must not be null or empty when enabling streams."
@@ -241,118 +235,5 @@ kura_status api_out_metrics(api_call *c, const kura_item_collection_metrics *m);
 kura_status api_out_metrics_by_table(api_call *c, const kura_item_collection_metrics *m, size_t n);
 /* The whole-item size check DynamoDB makes while validating a request. */
 kura_status api_check_item_size(const kura_value *item);
-
-/* Common schema pieces (the enum lists and sub-structures live in req_common.c). Schemas are
- * static arrays, so shared members are macros. */
-extern const char *const api_enum_rcc[],
-    *const api_enum_return_values[], *const api_enum_rvoccf[], *const api_enum_ricm[],
-                                                                   *const api_enum_conditional_op[],
-                                                                       *const api_enum_select[];
-extern const api_field api_expected_value, api_condition_value, api_string_elem;
-
-#define API_F_TABLE_NAME                                                                           \
-    {                                                                                              \
-        .name = "TableName", .type = AT_STRING, .flags = AF_NOT_NULL | AF_NAME | AF_TABLE_ARN,     \
-        .min_len = 3, .max_len = 255                                                               \
-    }
-#define API_F_RCC                                                                                  \
-    {                                                                                              \
-        .name = "ReturnConsumedCapacity", .type = AT_STRING, .flags = 0, .enums = api_enum_rcc     \
-    }
-#define API_F_RETURN_VALUES                                                                        \
-    {                                                                                              \
-        .name = "ReturnValues", .type = AT_STRING, .flags = 0, .enums = api_enum_return_values     \
-    }
-#define API_F_RVOCCF                                                                               \
-    {                                                                                              \
-        .name = "ReturnValuesOnConditionCheckFailure", .type = AT_STRING, .flags = 0,              \
-        .enums = api_enum_rvoccf                                                                   \
-    }
-#define API_F_RICM                                                                                 \
-    {                                                                                              \
-        .name = "ReturnItemCollectionMetrics", .type = AT_STRING, .flags = 0,                      \
-        .enums = api_enum_ricm                                                                     \
-    }
-#define API_F_CONDITIONAL_OP                                                                       \
-    {                                                                                              \
-        .name = "ConditionalOperator", .type = AT_STRING, .flags = 0,                              \
-        .enums = api_enum_conditional_op                                                           \
-    }
-#define API_F_EXPECTED                                                                             \
-    {                                                                                              \
-        .name = "Expected", .type = AT_MAP, .flags = 0, .subtype = "ExpectedAttributeValue",       \
-        .elem = &api_expected_value                                                                \
-    }
-#define API_F_NAMES                                                                                \
-    {                                                                                              \
-        .name = "ExpressionAttributeNames", .type = AT_MAP, .flags = 0,                            \
-        .subtype = "java.lang.String", .elem = &api_string_elem                                    \
-    }
-#define API_F_VALUES                                                                               \
-    {                                                                                              \
-        .name = "ExpressionAttributeValues", .type = AT_MAP, .flags = 0,                           \
-        .subtype = "AttributeValue", .elem = &api_attr_value                                       \
-    }
-#define API_F_ITEM_MAP(n_, f_)                                                                     \
-    {                                                                                              \
-        .name = n_, .type = AT_MAP, .flags = f_, .subtype = "AttributeValue",                      \
-        .elem = &api_attr_value                                                                    \
-    }
-#define API_F_ATTRIBUTES_TO_GET                                                                    \
-    {                                                                                              \
-        .name = "AttributesToGet", .type = AT_LIST, .flags = 0, .elem = &api_string_elem,          \
-        .min_len = 1, .max_len = 255                                                               \
-    }
-#define API_F_CONDITIONS(n_)                                                                       \
-    {                                                                                              \
-        .name = n_, .type = AT_MAP, .flags = 0, .subtype = "Condition",                            \
-        .elem = &api_condition_value                                                               \
-    }
-#define API_F_SELECT                                                                               \
-    {                                                                                              \
-        .name = "Select", .type = AT_STRING, .flags = 0, .enums = api_enum_select                  \
-    }
-#define API_F_INDEX_NAME                                                                           \
-    {                                                                                              \
-        .name = "IndexName", .type = AT_STRING, .flags = AF_NAME, .min_len = 3, .max_len = 255     \
-    }
-#define API_F_STRING(n_)                                                                           \
-    {                                                                                              \
-        .name = n_, .type = AT_STRING, .flags = 0                                                  \
-    }
-#define API_F_BOOL(n_)                                                                             \
-    {                                                                                              \
-        .name = n_, .type = AT_BOOLEAN, .flags = 0                                                 \
-    }
-#define API_F_STREAM_SPEC                                                                          \
-    {                                                                                              \
-        .name = "StreamSpecification", .type = AT_FSTRUCT, .flags = 0,                             \
-        .subtype = "StreamSpecification", .fields = api_stream_spec_fields                         \
-    }
-#define API_F_END                                                                                  \
-    {                                                                                              \
-        .name = NULL                                                                               \
-    }
-
-/* Table settings members (req_settings.c). */
-#define API_F_ON_DEMAND                                                                            \
-    {                                                                                              \
-        .name = "OnDemandThroughput", .type = AT_FSTRUCT, .flags = 0,                              \
-        .subtype = "OnDemandThroughput", .fields = api_on_demand_fields                            \
-    }
-#define API_F_WARM                                                                                 \
-    {                                                                                              \
-        .name = "WarmThroughput", .type = AT_FSTRUCT, .flags = 0, .subtype = "WarmThroughput",     \
-        .fields = api_warm_fields                                                                  \
-    }
-#define API_F_SSE                                                                                  \
-    {                                                                                              \
-        .name = "SSESpecification", .type = AT_FSTRUCT, .flags = 0, .subtype = "SSESpecification", \
-        .fields = api_sse_fields                                                                   \
-    }
-#define API_F_TABLE_CLASS                                                                          \
-    {                                                                                              \
-        .name = "TableClass", .type = AT_STRING, .flags = 0, .enums = api_enum_table_class         \
-    }
 
 #endif

@@ -147,7 +147,7 @@ static kura_status run(api_call *c, const char *operation, const char *json, siz
         return api_err(KURA_E_NOT_SUPPORTED, "An unknown operation was requested.");
     }
     c->op = op->name;
-    kura_status s = api_check_request_types(c->req, op->schema, op->name);
+    kura_status s = api_check_types(c->req, op->name);
     if (s != KURA_OK) return s;
     *type_out = NULL;
     if ((s = api_check_model(op->name, c->req)) != KURA_OK) return s;

@@ -1,6 +1,6 @@
 /*
  * json_value.c - This file contains DynamoDB JSON <-> kura_value: the decoder used by every
- * operation (after the type pass of schema.c), and the public kura_value_from_json /
+ * operation (after the type pass of schema_types.c), and the public kura_value_from_json /
  * kura_value_to_json of kura.h.
  *
  * Decoding checks each attribute value as DynamoDB's request validation does (dynalite's

@@ -6,7 +6,10 @@
  *
  * Shapes are shared by reference: model_shapes is indexed by shape id, and a structure's
  * members, a list's element and a map's key and value point at shape ids. Only the shapes
- * reachable from some operation's input are in the table. The tables are immutable.
+ * reachable from some operation's input are in the table, and the shapes of kura's own request
+ * members (KuraPartitions: gen_model.py KURA_EXTENSIONS), which only pass 1 reaches, through
+ * model_typed. A structure shape's name is the Java class name DynamoDB's deserializer
+ * messages print. The tables are immutable.
  */
 #ifndef KURA_API_MODEL_H
 #define KURA_API_MODEL_H
@@ -51,6 +54,8 @@ typedef struct model_shape {
     uint16_t b;       /* structure: member count (at most 64); map: value shape */
     uint16_t c, d;    /* structure: its members that are required or have checks below them,
                        * model_walked[c..c+d) */
+    uint16_t e, f;    /* structure: its members in the order pass 1 (the type check) visits
+                       * them, model_typed[e..e+f), kura's extension members last */
     int64_t min, max; /* with MS_MIN / MS_MAX */
 } model_shape;
 
@@ -76,14 +81,15 @@ extern const unsigned model_pattern_count;
 extern const char *const model_enums[];
 extern const model_member model_members[];
 extern const uint16_t model_walked[]; /* indexes into model_members */
+extern const uint16_t model_typed[];  /* indexes into model_members */
 extern const model_shape model_shapes[];
 extern const unsigned model_shape_count;
+/* The shape id of AttributeValue (pass 1 checks attribute values with its own table). */
+extern const uint16_t model_attribute_value;
 extern const model_op model_ops[]; /* sorted by name */
 extern const unsigned model_op_count;
 
 /* The operation named `name` of either service, or NULL. */
 const model_op *model_find_op(const char *name);
-/* Whether the input of operation `name` has a member named key[0..len). */
-bool model_input_has(const char *name, const char *key, size_t len);
 
 #endif

@@ -19,8 +19,6 @@
 /* DescribeEndpoints' CachePeriodInMinutes: DynamoDB's (a day). */
 #define ENDPOINT_CACHE_MINUTES 1440
 
-static const api_field empty_schema[] = {API_F_END};
-
 static kura_status run_describe_endpoints(api_call *c)
 {
     const char *addr = c->ctx->endpoint;
@@ -47,6 +45,5 @@ static kura_status run_describe_limits(api_call *c)
     return s;
 }
 
-const api_op api_op_describe_endpoints = {"DescribeEndpoints", empty_schema,
-                                          run_describe_endpoints};
-const api_op api_op_describe_limits = {"DescribeLimits", empty_schema, run_describe_limits};
+const api_op api_op_describe_endpoints = {"DescribeEndpoints", run_describe_endpoints};
+const api_op api_op_describe_limits = {"DescribeLimits", run_describe_limits};

@@ -43,38 +43,6 @@ static kura_status write_items(kbuf *b, const kura_value *l)
 
 /* ---- BatchGetItem ---------------------------------------------------------------------- */
 
-static const api_field key_map = {
-    .name = "member", .type = AT_PMAP, .flags = 0, .elem = &api_attr_value};
-static const api_field keys_and_attrs_fields[] = {
-    {.name = "Keys",
-     .type = AT_LIST,
-     .flags = AF_NOT_NULL,
-     .elem = &key_map,
-     .min_len = 1,
-     .max_len = 100},
-    API_F_ATTRIBUTES_TO_GET,
-    API_F_BOOL("ConsistentRead"),
-    API_F_STRING("ProjectionExpression"),
-    API_F_NAMES,
-    API_F_END,
-};
-static const api_field keys_and_attrs = {.name = "member",
-                                         .type = AT_VSTRUCT,
-                                         .flags = 0,
-                                         .subtype = "KeysAndAttributes",
-                                         .fields = keys_and_attrs_fields};
-
-static const api_field batch_get_schema[] = {
-    API_F_RCC,
-    {.name = "RequestItems",
-     .type = AT_MAP,
-     .flags = AF_NOT_NULL | AF_KEYS_NAME | AF_TABLE_ARN,
-     .subtype = "KeysAndAttributes",
-     .elem = &keys_and_attrs,
-     .min_len = 1},
-    API_F_END,
-};
-
 typedef struct get_state {
     kura_batch_get_table *tables; /* table_name: the name the request's key names */
     const char **given;           /* each table's RequestItems key (a name or an ARN) */
@@ -205,46 +173,9 @@ static kura_status run_batch_get(api_call *c)
     return s;
 }
 
-const api_op api_op_batch_get_item = {"BatchGetItem", batch_get_schema, run_batch_get};
+const api_op api_op_batch_get_item = {"BatchGetItem", run_batch_get};
 
 /* ---- BatchWriteItem -------------------------------------------------------------------- */
-
-static const api_field put_request_fields[] = {API_F_ITEM_MAP("Item", AF_NOT_NULL), API_F_END};
-static const api_field delete_request_fields[] = {API_F_ITEM_MAP("Key", AF_NOT_NULL), API_F_END};
-static const api_field write_request_fields[] = {
-    {.name = "DeleteRequest",
-     .type = AT_FSTRUCT,
-     .flags = 0,
-     .subtype = "DeleteRequest",
-     .fields = delete_request_fields},
-    {.name = "PutRequest",
-     .type = AT_FSTRUCT,
-     .flags = 0,
-     .subtype = "PutRequest",
-     .fields = put_request_fields},
-    API_F_END,
-};
-static const api_field write_request = {.name = "member",
-                                        .type = AT_VSTRUCT,
-                                        .flags = 0,
-                                        .subtype = "WriteRequest",
-                                        .fields = write_request_fields};
-static const api_field write_list = {
-    .name = "member", .type = AT_PLIST, .flags = 0, .elem = &write_request};
-
-static const api_field batch_write_schema[] = {
-    API_F_RCC,
-    API_F_RICM,
-    {.name = "RequestItems",
-     .type = AT_MAP,
-     .flags = AF_NOT_NULL | AF_KEYS_NAME | AF_TABLE_ARN,
-     .subtype = "java.util.List<com.amazonaws.dynamodb.v20120810.WriteRequest>",
-     .elem = &write_list,
-     .min_len = 1,
-     .values_min_len = 1,
-     .values_max_len = 25},
-    API_F_END,
-};
 
 static kura_status decode_write(const char *table, const jd_t *w, kura_write_request *out)
 {
@@ -310,4 +241,4 @@ static kura_status run_batch_write(api_call *c)
     return s;
 }
 
-const api_op api_op_batch_write_item = {"BatchWriteItem", batch_write_schema, run_batch_write};
+const api_op api_op_batch_write_item = {"BatchWriteItem", run_batch_write};

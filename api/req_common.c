@@ -1,7 +1,6 @@
 /*
  * req_common.c - This file contains what the operations of the JSON API share: the long
- * per-thread error message, the schema pieces several operations use (ReturnValues,
- * Expected, conditions ...), reading checked request members, the expression attribute maps
+ * per-thread error message, reading checked request members, the expression attribute maps
  * and the ConsumedCapacity and ItemCollectionMetrics objects.
  */
 #include <stdarg.h>
@@ -58,53 +57,6 @@ const char *api_err_msg(void)
     const char *m = api_msg_get();
     return m ? m : kura_last_error();
 }
-
-/* ---- Schema pieces ------------------------------------------------------------------------- */
-
-const char *const api_enum_rcc[] = {"INDEXES", "TOTAL", "NONE", NULL};
-const char *const api_enum_return_values[] = {"ALL_NEW", "UPDATED_OLD", "ALL_OLD",
-                                              "NONE",    "UPDATED_NEW", NULL};
-const char *const api_enum_rvoccf[] = {"ALL_OLD", "NONE", NULL};
-const char *const api_enum_ricm[] = {"SIZE", "NONE", NULL};
-const char *const api_enum_conditional_op[] = {"OR", "AND", NULL};
-const char *const api_enum_select[] = {"SPECIFIC_ATTRIBUTES", "COUNT", "ALL_ATTRIBUTES",
-                                       "ALL_PROJECTED_ATTRIBUTES", NULL};
-static const char *const enum_comparison[] = {
-    "IN",       "NULL", "BETWEEN", "LT",          "NOT_CONTAINS", "EQ",       "GT",
-    "NOT_NULL", "NE",   "LE",      "BEGINS_WITH", "GE",           "CONTAINS", NULL};
-
-const api_field api_string_elem = {.name = "member", .type = AT_STRING, .flags = 0};
-
-static const api_field expected_fields[] = {
-    {.name = "AttributeValueList", .type = AT_LIST, .flags = 0, .elem = &api_attr_value},
-    {.name = "ComparisonOperator", .type = AT_STRING, .flags = 0, .enums = enum_comparison},
-    API_F_BOOL("Exists"),
-    {.name = "Value",
-     .type = AT_FSTRUCT,
-     .flags = AF_ATTR,
-     .subtype = "AttributeValue",
-     .fields = api_attr_fields},
-    API_F_END,
-};
-const api_field api_expected_value = {.name = "member",
-                                      .type = AT_VSTRUCT,
-                                      .flags = 0,
-                                      .subtype = "ExpectedAttributeValue",
-                                      .fields = expected_fields};
-
-static const api_field condition_fields[] = {
-    {.name = "AttributeValueList", .type = AT_LIST, .flags = 0, .elem = &api_attr_value},
-    {.name = "ComparisonOperator",
-     .type = AT_STRING,
-     .flags = AF_NOT_NULL,
-     .enums = enum_comparison},
-    API_F_END,
-};
-const api_field api_condition_value = {.name = "member",
-                                       .type = AT_VSTRUCT,
-                                       .flags = 0,
-                                       .subtype = "Condition",
-                                       .fields = condition_fields};
 
 /* ---- Reading checked members --------------------------------------------------------------- */
 

@@ -12,22 +12,6 @@
 #include "api/api_int.h"
 #include "engine/get_encoded.h"
 
-/* The Map<AttributeValueUpdate> of UpdateItem's legacy AttributeUpdates. */
-static const api_field update_action_fields[] = {
-    API_F_STRING("Action"),
-    {.name = "Value",
-     .type = AT_FSTRUCT,
-     .flags = AF_ATTR,
-     .subtype = "AttributeValue",
-     .fields = api_attr_fields},
-    API_F_END,
-};
-static const api_field update_action = {.name = "member",
-                                        .type = AT_VSTRUCT,
-                                        .flags = 0,
-                                        .subtype = "AttributeValueUpdate",
-                                        .fields = update_action_fields};
-
 /* ReturnValues of PutItem and DeleteItem. */
 static kura_status check_old_only(const jd_t *req, kura_return_values *rv_out)
 {
@@ -60,21 +44,6 @@ static kura_status finish_write(api_call *c, kura_status s, kura_write_result *r
 
 /* ---- PutItem --------------------------------------------------------------------------- */
 
-static const api_field put_schema[] = {
-    API_F_RCC,
-    API_F_TABLE_NAME,
-    API_F_ITEM_MAP("Item", AF_NOT_NULL),
-    API_F_CONDITIONAL_OP,
-    API_F_EXPECTED,
-    API_F_RETURN_VALUES,
-    API_F_RICM,
-    API_F_STRING("ConditionExpression"),
-    API_F_VALUES,
-    API_F_NAMES,
-    API_F_RVOCCF,
-    API_F_END,
-};
-
 static kura_status run_put(api_call *c)
 {
     kura_value *item = NULL;
@@ -102,20 +71,9 @@ static kura_status run_put(api_call *c)
     return s;
 }
 
-const api_op api_op_put_item = {"PutItem", put_schema, run_put};
+const api_op api_op_put_item = {"PutItem", run_put};
 
 /* ---- GetItem --------------------------------------------------------------------------- */
-
-static const api_field get_schema[] = {
-    API_F_RCC,
-    API_F_ATTRIBUTES_TO_GET,
-    API_F_TABLE_NAME,
-    API_F_ITEM_MAP("Key", AF_NOT_NULL),
-    API_F_BOOL("ConsistentRead"),
-    API_F_STRING("ProjectionExpression"),
-    API_F_NAMES,
-    API_F_END,
-};
 
 static kura_status run_get(api_call *c)
 {
@@ -155,30 +113,9 @@ static kura_status run_get(api_call *c)
     return s;
 }
 
-const api_op api_op_get_item = {"GetItem", get_schema, run_get};
+const api_op api_op_get_item = {"GetItem", run_get};
 
 /* ---- UpdateItem ------------------------------------------------------------------------ */
-
-static const api_field update_schema[] = {
-    API_F_RCC,
-    API_F_TABLE_NAME,
-    API_F_RICM,
-    API_F_RETURN_VALUES,
-    API_F_ITEM_MAP("Key", AF_NOT_NULL),
-    API_F_CONDITIONAL_OP,
-    API_F_EXPECTED,
-    {.name = "AttributeUpdates",
-     .type = AT_MAP,
-     .flags = 0,
-     .subtype = "AttributeValueUpdate",
-     .elem = &update_action},
-    API_F_STRING("ConditionExpression"),
-    API_F_STRING("UpdateExpression"),
-    API_F_VALUES,
-    API_F_NAMES,
-    API_F_RVOCCF,
-    API_F_END,
-};
 
 static kura_status run_update(api_call *c)
 {
@@ -211,24 +148,9 @@ static kura_status run_update(api_call *c)
     return s;
 }
 
-const api_op api_op_update_item = {"UpdateItem", update_schema, run_update};
+const api_op api_op_update_item = {"UpdateItem", run_update};
 
 /* ---- DeleteItem ------------------------------------------------------------------------ */
-
-static const api_field delete_schema[] = {
-    API_F_RCC,
-    API_F_TABLE_NAME,
-    API_F_RETURN_VALUES,
-    API_F_RICM,
-    API_F_ITEM_MAP("Key", AF_NOT_NULL),
-    API_F_CONDITIONAL_OP,
-    API_F_EXPECTED,
-    API_F_STRING("ConditionExpression"),
-    API_F_VALUES,
-    API_F_NAMES,
-    API_F_RVOCCF,
-    API_F_END,
-};
 
 static kura_status run_delete(api_call *c)
 {
@@ -257,4 +179,4 @@ static kura_status run_delete(api_call *c)
     return s;
 }
 
-const api_op api_op_delete_item = {"DeleteItem", delete_schema, run_delete};
+const api_op api_op_delete_item = {"DeleteItem", run_delete};

@@ -1,6 +1,6 @@
 /*
  * req_partiql.c - This file contains ExecuteStatement, DynamoDB's PartiQL over the JSON API:
- * the request's schema, its Parameters decoded into attribute values, the C API call
+ * its Parameters decoded into attribute values, the C API call
  * (kura_execute_statement, engine/partiql/) and the response {"Items":[...], "NextToken",
  * "ConsumedCapacity", "LastEvaluatedKey"} in the members' order of DynamoDB's model.
  * BatchExecuteStatement and ExecuteTransaction are in req_partiql_multi.c.
@@ -9,21 +9,6 @@
 
 #include "api/api_int.h"
 #include "engine/model/value.h"
-
-static const api_field execute_schema[] = {
-    {.name = "Statement",
-     .type = AT_STRING,
-     .flags = AF_NOT_NULL,
-     .min_len = 1,
-     .max_len = 8192},
-    {.name = "Parameters", .type = AT_LIST, .flags = 0, .elem = &api_attr_value, .min_len = 1},
-    API_F_BOOL("ConsistentRead"),
-    {.name = "NextToken", .type = AT_STRING, .flags = 0, .min_len = 1, .max_len = 32768},
-    API_F_RCC,
-    {.name = "Limit", .type = AT_INTEGER, .flags = AF_MIN, .min = 1},
-    API_F_RVOCCF,
-    API_F_END,
-};
 
 kura_status api_params_decode(const jd_t *obj, kura_value **out)
 {
@@ -101,4 +86,4 @@ static kura_status run_execute(api_call *c)
     return s;
 }
 
-const api_op api_op_execute_statement = {"ExecuteStatement", execute_schema, run_execute};
+const api_op api_op_execute_statement = {"ExecuteStatement", run_execute};

@@ -28,38 +28,6 @@
     "Validation failed in TransactStatements[%zu]: RETURNING clause is not supported in "          \
     "ExecuteTransaction."
 
-static const api_field batch_fields[] = {
-    {.name = "Statement", .type = AT_STRING, .flags = AF_NOT_NULL, .min_len = 1, .max_len = 8192},
-    {.name = "Parameters", .type = AT_LIST, .flags = 0, .elem = &api_attr_value, .min_len = 1},
-    API_F_BOOL("ConsistentRead"),
-    API_F_RVOCCF,
-    API_F_END,
-};
-static const api_field batch_elem = {.name = "member", .type = AT_VSTRUCT, .flags = 0,
-                                     .subtype = "BatchStatementRequest", .fields = batch_fields};
-static const api_field batch_schema[] = {
-    {.name = "Statements", .type = AT_LIST, .flags = AF_NOT_NULL, .elem = &batch_elem,
-     .min_len = 1, .max_len = 25},
-    API_F_RCC,
-    API_F_END,
-};
-
-static const api_field txn_fields[] = {
-    {.name = "Statement", .type = AT_STRING, .flags = AF_NOT_NULL, .min_len = 1, .max_len = 8192},
-    {.name = "Parameters", .type = AT_LIST, .flags = 0, .elem = &api_attr_value, .min_len = 1},
-    API_F_RVOCCF,
-    API_F_END,
-};
-static const api_field txn_elem = {.name = "member", .type = AT_VSTRUCT, .flags = 0,
-                                   .subtype = "ParameterizedStatement", .fields = txn_fields};
-static const api_field txn_schema[] = {
-    {.name = "TransactStatements", .type = AT_LIST, .flags = AF_NOT_NULL, .elem = &txn_elem,
-     .min_len = 1, .max_len = 100},
-    {.name = "ClientRequestToken", .type = AT_STRING, .flags = 0, .min_len = 1, .max_len = 36},
-    API_F_RCC,
-    API_F_END,
-};
-
 /* The statements of a request, prepared. */
 typedef struct pq_batch {
     size_t n;
@@ -238,7 +206,7 @@ static kura_status run_batch(api_call *c)
     return s;
 }
 
-const api_op api_op_batch_execute_statement = {"BatchExecuteStatement", batch_schema, run_batch};
+const api_op api_op_batch_execute_statement = {"BatchExecuteStatement", run_batch};
 
 /* ---- ExecuteTransaction ------------------------------------------------------------------ */
 
@@ -355,4 +323,4 @@ static kura_status run_txn(api_call *c)
     return s;
 }
 
-const api_op api_op_execute_transaction = {"ExecuteTransaction", txn_schema, run_txn};
+const api_op api_op_execute_transaction = {"ExecuteTransaction", run_txn};

@@ -1,5 +1,5 @@
 /*
- * req_query.c - This file contains Query and Scan of the JSON API: their schemas, the checks
+ * req_query.c - This file contains Query and Scan of the JSON API: the checks
  * of ExclusiveStartKey and of parallel scans (Segment / TotalSegments), and the page response
  * (Items, Count, ScannedCount, LastEvaluatedKey, ConsumedCapacity).
  */
@@ -69,27 +69,6 @@ static kura_status put_page(api_call *c, kura_page *p, kura_return_capacity rcc)
 
 /* ---- Query ----------------------------------------------------------------------------- */
 
-static const api_field query_schema[] = {
-    API_F_SELECT,
-    API_F_INDEX_NAME,
-    API_F_RCC,
-    API_F_CONDITIONS("QueryFilter"),
-    API_F_TABLE_NAME,
-    API_F_CONDITIONAL_OP,
-    API_F_ATTRIBUTES_TO_GET,
-    {.name = "Limit", .type = AT_INTEGER, .flags = AF_MIN, .min = 1},
-    API_F_CONDITIONS("KeyConditions"),
-    API_F_ITEM_MAP("ExclusiveStartKey", 0),
-    API_F_BOOL("ConsistentRead"),
-    API_F_BOOL("ScanIndexForward"),
-    API_F_STRING("KeyConditionExpression"),
-    API_F_STRING("FilterExpression"),
-    API_F_STRING("ProjectionExpression"),
-    API_F_VALUES,
-    API_F_NAMES,
-    API_F_END,
-};
-
 static kura_status run_query(api_call *c)
 {
     kura_value *start = NULL;
@@ -126,33 +105,9 @@ static kura_status run_query(api_call *c)
     return s;
 }
 
-const api_op api_op_query = {"Query", query_schema, run_query};
+const api_op api_op_query = {"Query", run_query};
 
 /* ---- Scan ------------------------------------------------------------------------------ */
-
-static const api_field scan_schema[] = {
-    API_F_SELECT,
-    API_F_INDEX_NAME,
-    {.name = "TotalSegments",
-     .type = AT_INTEGER,
-     .flags = AF_MIN | AF_MAX,
-     .min = 1,
-     .max = 1000000},
-    API_F_RCC,
-    API_F_TABLE_NAME,
-    API_F_CONDITIONAL_OP,
-    API_F_CONDITIONS("ScanFilter"),
-    {.name = "Segment", .type = AT_INTEGER, .flags = AF_MIN | AF_MAX, .min = 0, .max = 999999},
-    {.name = "Limit", .type = AT_INTEGER, .flags = AF_MIN, .min = 1},
-    API_F_ATTRIBUTES_TO_GET,
-    API_F_ITEM_MAP("ExclusiveStartKey", 0),
-    API_F_STRING("FilterExpression"),
-    API_F_STRING("ProjectionExpression"),
-    API_F_VALUES,
-    API_F_NAMES,
-    API_F_BOOL("ConsistentRead"),
-    API_F_END,
-};
 
 static kura_status check_segments(const jd_t *req)
 {
@@ -210,4 +165,4 @@ static kura_status run_scan(api_call *c)
     return s;
 }
 
-const api_op api_op_scan = {"Scan", scan_schema, run_scan};
+const api_op api_op_scan = {"Scan", run_scan};

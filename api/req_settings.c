@@ -1,8 +1,8 @@
 /*
  * req_settings.c - This file contains the table settings of the JSON API shared by
  * CreateTable, UpdateTable and their GSIs (req_tables.c): the request members
- * OnDemandThroughput, WarmThroughput, SSESpecification and TableClass (schemas and decoding
- * into kura.h's structs), and their DescribeTable form: OnDemandThroughput, WarmThroughput
+ * OnDemandThroughput, WarmThroughput, SSESpecification and TableClass (decoding into
+ * kura.h's structs), and their DescribeTable form: OnDemandThroughput, WarmThroughput
  * (with its Status), SSEDescription and TableClassSummary, in the model's member order. The
  * engine (engine/table_settings.c) makes DynamoDB's checks of their values.
  */
@@ -10,28 +10,6 @@
 #include <string.h>
 
 #include "api/api_int.h"
-
-const char *const api_enum_table_class[] = {"STANDARD", "STANDARD_INFREQUENT_ACCESS", NULL};
-static const char *const sse_types[] = {"AES256", "KMS", NULL};
-
-/* Table settings (engine/table_settings.c): OnDemandThroughput, WarmThroughput (tables and
- * GSIs), SSESpecification, TableClass. */
-const api_field api_on_demand_fields[] = {
-    {.name = "MaxReadRequestUnits", .type = AT_LONG, .flags = 0},
-    {.name = "MaxWriteRequestUnits", .type = AT_LONG, .flags = 0},
-    API_F_END,
-};
-const api_field api_warm_fields[] = {
-    {.name = "ReadUnitsPerSecond", .type = AT_LONG, .flags = 0},
-    {.name = "WriteUnitsPerSecond", .type = AT_LONG, .flags = 0},
-    API_F_END,
-};
-const api_field api_sse_fields[] = {
-    {.name = "Enabled", .type = AT_BOOLEAN, .flags = 0},
-    {.name = "SSEType", .type = AT_STRING, .flags = 0, .enums = sse_types},
-    {.name = "KMSMasterKeyId", .type = AT_STRING, .flags = 0},
-    API_F_END,
-};
 
 /* OnDemandThroughput / WarmThroughput / SSESpecification / TableClass of `obj` (a request or
  * an index), `given` false when absent. */

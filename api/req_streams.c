@@ -92,28 +92,8 @@ static kura_status limit_of(const jd_t *req, uint32_t max, const char *msg, uint
 }
 
 #define MSG_INVALID "One or more parameter values were invalid: "
-#define F_LIMIT                                                                                    \
-    {                                                                                              \
-        .name = "Limit", .type = AT_INTEGER, .flags = AF_MIN, .min = 1                             \
-    }
-#define F_STREAM_ARN(f_)                                                                           \
-    {                                                                                              \
-        .name = "StreamArn", .type = AT_STRING, .flags = f_, .min_len = 37, .max_len = 1024        \
-    }
-#define F_SHARD_ID(n_, f_)                                                                         \
-    {                                                                                              \
-        .name = n_, .type = AT_STRING, .flags = f_, .min_len = 28, .max_len = 65                   \
-    }
 
 /* ---- ListStreams -------------------------------------------------------------------------- */
-
-static const api_field list_schema[] = {
-    {.name = "TableName", .type = AT_STRING, .flags = AF_NAME, .min_len = 3, .max_len = 255},
-    F_LIMIT,
-    {.name = "ExclusiveStartStreamArn", .type = AT_STRING, .flags = 0, .min_len = 37,
-     .max_len = 1024},
-    API_F_END,
-};
 
 static kura_status run_list(api_call *c)
 {
@@ -142,22 +122,6 @@ static kura_status run_list(api_call *c)
 }
 
 /* ---- DescribeStream ----------------------------------------------------------------------- */
-
-static const char *const enum_shard_filter[] = {"CHILD_SHARDS", NULL};
-static const api_field shard_filter_fields[] = {
-    {.name = "Type", .type = AT_STRING, .flags = 0, .enums = enum_shard_filter},
-    F_SHARD_ID("ShardId", 0),
-    API_F_END,
-};
-
-static const api_field describe_schema[] = {
-    F_STREAM_ARN(AF_NOT_NULL),
-    F_LIMIT,
-    F_SHARD_ID("ExclusiveStartShardId", 0),
-    {.name = "ShardFilter", .type = AT_FSTRUCT, .flags = 0, .subtype = "ShardFilter",
-     .fields = shard_filter_fields},
-    API_F_END,
-};
 
 static kura_status put_shard(kbuf *b, const kura_shard_description *sh)
 {
@@ -221,14 +185,6 @@ static kura_status run_describe(api_call *c)
 
 /* ---- GetShardIterator --------------------------------------------------------------------- */
 
-static const api_field iterator_schema[] = {
-    F_STREAM_ARN(AF_NOT_NULL),
-    F_SHARD_ID("ShardId", AF_NOT_NULL),
-    {.name = "ShardIteratorType", .type = AT_STRING, .flags = AF_NOT_NULL},
-    {.name = "SequenceNumber", .type = AT_STRING, .flags = 0, .min_len = 21, .max_len = 40},
-    API_F_END,
-};
-
 static kura_status run_iterator(api_call *c)
 {
     static const struct {
@@ -258,13 +214,6 @@ static kura_status run_iterator(api_call *c)
 
 /* ---- GetRecords --------------------------------------------------------------------------- */
 
-static const api_field records_schema[] = {
-    {.name = "ShardIterator", .type = AT_STRING, .flags = AF_NOT_NULL, .min_len = 1,
-     .max_len = 2048},
-    F_LIMIT,
-    API_F_END,
-};
-
 /* DynamoDB Local looks at the iterator before the Limit maximum; here the Limit comes first,
  * so an invalid iterator with a Limit over 1000 is answered with the Limit's error. */
 static kura_status run_records(api_call *c)
@@ -292,7 +241,7 @@ static kura_status run_records(api_call *c)
     return s;
 }
 
-const api_op api_op_list_streams = {"ListStreams", list_schema, run_list};
-const api_op api_op_describe_stream = {"DescribeStream", describe_schema, run_describe};
-const api_op api_op_get_shard_iterator = {"GetShardIterator", iterator_schema, run_iterator};
-const api_op api_op_get_records = {"GetRecords", records_schema, run_records};
+const api_op api_op_list_streams = {"ListStreams", run_list};
+const api_op api_op_describe_stream = {"DescribeStream", run_describe};
+const api_op api_op_get_shard_iterator = {"GetShardIterator", run_iterator};
+const api_op api_op_get_records = {"GetRecords", run_records};

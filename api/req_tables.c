@@ -1,7 +1,7 @@
 /*
  * req_tables.c - This file contains the table operations of the JSON API: CreateTable,
- * DescribeTable, DeleteTable, ListTables and UpdateTable (their request schemas, decoding
- * into the kura.h structs, and the TableDescription object of the responses).
+ * DescribeTable, DeleteTable, ListTables and UpdateTable (decoding their requests into
+ * the kura.h structs, and the TableDescription object of the responses).
  *
  * CreateTable's LocalSecondaryIndexes and GlobalSecondaryIndexes are decoded into the C API's
  * index definitions, which the engine checks with DynamoDB's messages (and, until index
@@ -22,128 +22,6 @@
 
 #define F_LSI "LocalSecondaryIndexes"
 #define F_GSI "GlobalSecondaryIndexes"
-
-static const char *const enum_attr_type[] = {"B", "N", "S", NULL};
-static const char *const enum_key_type[] = {"HASH", "RANGE", NULL};
-static const char *const enum_billing[] = {"PROVISIONED", "PAY_PER_REQUEST", NULL};
-static const char *const enum_projection[] = {"ALL", "INCLUDE", "KEYS_ONLY", NULL};
-
-#define F_TABLE_NAME_REQ                                                                           \
-    {                                                                                              \
-        .name = "TableName", .type = AT_STRING,                                                    \
-        .flags = AF_REQUIRED | AF_TABLE_NAME | AF_NAME | AF_TABLE_ARN                              \
-    }
-#define F_INDEX_NAME                                                                               \
-    {                                                                                              \
-        .name = "IndexName", .type = AT_STRING, .flags = AF_NOT_NULL | AF_NAME, .min_len = 3,      \
-        .max_len = 255                                                                             \
-    }
-
-static const api_field attr_def_fields[] = {
-    {.name = "AttributeName", .type = AT_STRING, .flags = AF_NOT_NULL},
-    {.name = "AttributeType", .type = AT_STRING, .flags = AF_NOT_NULL, .enums = enum_attr_type},
-    API_F_END,
-};
-static const api_field attr_def = {.name = "member",
-                                   .type = AT_VSTRUCT,
-                                   .flags = 0,
-                                   .subtype = "AttributeDefinition",
-                                   .fields = attr_def_fields};
-static const api_field key_elem_fields[] = {
-    {.name = "AttributeName", .type = AT_STRING, .flags = AF_NOT_NULL},
-    {.name = "KeyType", .type = AT_STRING, .flags = AF_NOT_NULL, .enums = enum_key_type},
-    API_F_END,
-};
-static const api_field key_elem = {.name = "member",
-                                   .type = AT_VSTRUCT,
-                                   .flags = 0,
-                                   .subtype = "KeySchemaElement",
-                                   .fields = key_elem_fields};
-static const api_field throughput_fields[] = {
-    {.name = "WriteCapacityUnits", .type = AT_LONG, .flags = AF_NOT_NULL | AF_MIN, .min = 1},
-    {.name = "ReadCapacityUnits", .type = AT_LONG, .flags = AF_NOT_NULL | AF_MIN, .min = 1},
-    API_F_END,
-};
-
-static const api_field projection_fields[] = {
-    {.name = "ProjectionType", .type = AT_STRING, .flags = 0, .enums = enum_projection},
-    {.name = "NonKeyAttributes",
-     .type = AT_LIST,
-     .flags = 0,
-     .elem = &api_string_elem,
-     .min_len = 1},
-    API_F_END,
-};
-
-#define F_ATTR_DEFS(f_)                                                                            \
-    {                                                                                              \
-        .name = "AttributeDefinitions", .type = AT_LIST, .flags = f_, .elem = &attr_def            \
-    }
-#define F_THROUGHPUT(f_)                                                                           \
-    {                                                                                              \
-        .name = "ProvisionedThroughput", .type = AT_FSTRUCT, .flags = f_,                          \
-        .subtype = "ProvisionedThroughput", .fields = throughput_fields                            \
-    }
-#define F_PROJECTION                                                                               \
-    {                                                                                              \
-        .name = "Projection", .type = AT_FSTRUCT, .flags = AF_NOT_NULL, .subtype = "Projection",   \
-        .fields = projection_fields                                                                \
-    }
-/* Index key schemas are KeySchemaElements like the table's, KeyType an enum too (dynalite
- * leaves it unchecked and lets the index checks refuse it; DynamoDB, as moto records it,
- * answers "Value 'X' at 'globalSecondaryIndexes.1.member.keySchema.1.member.keyType' failed to
- * satisfy constraint: Member must satisfy enum value set: [HASH, RANGE]"). */
-#define F_INDEX_KEYS(m_)                                                                           \
-    {                                                                                              \
-        .name = "KeySchema", .type = AT_LIST, .flags = AF_NOT_NULL, .elem = &key_elem,             \
-        .min_len = 1, .max_len = m_                                                                \
-    }
-
-static const api_field lsi_fields[] = {F_INDEX_NAME, F_INDEX_KEYS(2), F_PROJECTION, API_F_END};
-static const api_field lsi = {.name = "member",
-                              .type = AT_VSTRUCT,
-                              .flags = 0,
-                              .subtype = "LocalSecondaryIndex",
-                              .fields = lsi_fields};
-/* GSI key schemas may have up to 4 HASH and 4 RANGE attributes. */
-static const api_field gsi_fields[] = {F_INDEX_NAME,    F_INDEX_KEYS(8), F_PROJECTION,
-                                       F_THROUGHPUT(0), API_F_ON_DEMAND, API_F_WARM,
-                                       API_F_END};
-static const api_field gsi = {.name = "member",
-                              .type = AT_VSTRUCT,
-                              .flags = 0,
-                              .subtype = "GlobalSecondaryIndex",
-                              .fields = gsi_fields};
-
-static const api_field gsi_update_fields[] = {F_INDEX_NAME, F_THROUGHPUT(0), API_F_ON_DEMAND,
-                                              API_F_WARM, API_F_END};
-static const api_field gsi_create_fields[] = {F_PROJECTION,    F_INDEX_NAME,    F_THROUGHPUT(0),
-                                              F_INDEX_KEYS(8), API_F_ON_DEMAND, API_F_WARM,
-                                              API_F_END};
-static const api_field gsi_delete_fields[] = {F_INDEX_NAME, API_F_END};
-static const api_field gsi_action_fields[] = {
-    {.name = "Update",
-     .type = AT_FSTRUCT,
-     .flags = 0,
-     .subtype = "UpdateGlobalSecondaryIndexAction",
-     .fields = gsi_update_fields},
-    {.name = "Create",
-     .type = AT_FSTRUCT,
-     .flags = 0,
-     .subtype = "CreateGlobalSecondaryIndexAction",
-     .fields = gsi_create_fields},
-    {.name = "Delete",
-     .type = AT_FSTRUCT,
-     .flags = 0,
-     .subtype = "DeleteGlobalSecondaryIndexAction",
-     .fields = gsi_delete_fields},
-    API_F_END,
-};
-static const api_field gsi_action = {.name = "member",
-                                     .type = AT_VSTRUCT,
-                                     .flags = 0,
-                                     .subtype = "GlobalSecondaryIndexUpdate",
-                                     .fields = gsi_action_fields};
 
 /* ---- TableDescription ------------------------------------------------------------------- */
 
@@ -172,7 +50,6 @@ static jd_t *keys_json(jd_doc *doc, const kura_key_schema_element *ks, size_t n)
             return NULL;
     return keys;
 }
-
 
 /* One entry of LocalSecondaryIndexes / GlobalSecondaryIndexes, members in DynamoDB's order
  * (DynamoDB Local 1.25.1 and the API reference; DynamoDB Local leaves NumberOfDecreasesToday
@@ -315,7 +192,6 @@ static void decode_throughput(const jd_t *req, bool *has, uint64_t *rcu, uint64_
     *wcu = (uint64_t)jd_integer_value(jd_object_get(pt, "WriteCapacityUnits"));
 }
 
-
 static kura_billing_mode decode_billing(const jd_t *req)
 {
     const char *b = api_str(req, "BillingMode");
@@ -325,31 +201,6 @@ static kura_billing_mode decode_billing(const jd_t *req)
 }
 
 /* ---- CreateTable ----------------------------------------------------------------------- */
-
-static const api_field create_schema[] = {
-    F_ATTR_DEFS(AF_NOT_NULL),
-    F_TABLE_NAME_REQ,
-    {.name = "BillingMode", .type = AT_STRING, .flags = 0, .enums = enum_billing},
-    F_THROUGHPUT(0),
-    {.name = "KeySchema",
-     .type = AT_LIST,
-     .flags = AF_NOT_NULL,
-     .elem = &key_elem,
-     .min_len = 1,
-     .max_len = 2},
-    {.name = F_LSI, .type = AT_LIST, .flags = 0, .elem = &lsi},
-    {.name = F_GSI, .type = AT_LIST, .flags = 0, .elem = &gsi},
-    API_F_BOOL("DeletionProtectionEnabled"),
-    API_F_STREAM_SPEC,
-    {.name = "Tags", .type = AT_LIST, .flags = 0, .elem = &api_tag},
-    API_F_SSE,
-    API_F_TABLE_CLASS,
-    API_F_WARM,
-    {.name = "ResourcePolicy", .type = AT_STRING, .flags = 0},
-    API_F_ON_DEMAND,
-    {.name = "KuraPartitions", .type = AT_INTEGER, .flags = AF_MIN | AF_MAX, .min = 1, .max = 256},
-    API_F_END,
-};
 
 static kura_projection_type decode_projection_type(const char *t)
 {
@@ -483,11 +334,9 @@ static kura_status run_create(api_call *c)
     return s;
 }
 
-const api_op api_op_create_table = {"CreateTable", create_schema, run_create};
+const api_op api_op_create_table = {"CreateTable", run_create};
 
 /* ---- DescribeTable, DeleteTable --------------------------------------------------------- */
-
-static const api_field name_only_schema[] = {F_TABLE_NAME_REQ, API_F_END};
 
 static kura_status run_describe(api_call *c)
 {
@@ -522,20 +371,10 @@ static kura_status run_delete(api_call *c)
     return api_out_json(c, "TableDescription", o);
 }
 
-const api_op api_op_describe_table = {"DescribeTable", name_only_schema, run_describe};
-const api_op api_op_delete_table = {"DeleteTable", name_only_schema, run_delete};
+const api_op api_op_describe_table = {"DescribeTable", run_describe};
+const api_op api_op_delete_table = {"DeleteTable", run_delete};
 
 /* ---- ListTables ------------------------------------------------------------------------- */
-
-static const api_field list_schema[] = {
-    {.name = "Limit", .type = AT_INTEGER, .flags = AF_MIN | AF_MAX, .min = 1, .max = 100},
-    {.name = "ExclusiveStartTableName",
-     .type = AT_STRING,
-     .flags = AF_NAME,
-     .min_len = 3,
-     .max_len = 255},
-    API_F_END,
-};
 
 static kura_status run_list(api_call *c)
 {
@@ -555,24 +394,9 @@ static kura_status run_list(api_call *c)
     return s;
 }
 
-const api_op api_op_list_tables = {"ListTables", list_schema, run_list};
+const api_op api_op_list_tables = {"ListTables", run_list};
 
 /* ---- UpdateTable ------------------------------------------------------------------------ */
-
-static const api_field update_schema[] = {
-    F_TABLE_NAME_REQ,
-    F_ATTR_DEFS(0),
-    F_THROUGHPUT(0),
-    {.name = "BillingMode", .type = AT_STRING, .flags = 0, .enums = enum_billing},
-    {.name = "GlobalSecondaryIndexUpdates", .type = AT_LIST, .flags = 0, .elem = &gsi_action},
-    API_F_BOOL("DeletionProtectionEnabled"),
-    API_F_STREAM_SPEC,
-    API_F_SSE,
-    API_F_TABLE_CLASS,
-    API_F_ON_DEMAND,
-    API_F_WARM,
-    API_F_END,
-};
 
 /* DynamoDB's checks of GlobalSecondaryIndexUpdates that need no table. */
 static kura_status check_gsi_updates(const jd_t *ups)
@@ -706,4 +530,4 @@ static kura_status run_update(api_call *c)
     return s;
 }
 
-const api_op api_op_update_table = {"UpdateTable", update_schema, run_update};
+const api_op api_op_update_table = {"UpdateTable", run_update};

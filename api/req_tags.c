@@ -4,32 +4,14 @@
  * both answered with {}, and ListTagsOfResource ({"ResourceArn"[, "NextToken"]}, answered with
  * {"Tags": [...]} - the list also when empty, as DynamoDB Local and dynalite answer - and
  * "NextToken" when more follow), plus the decoding of CreateTable's Tags (api_tags_decode).
- * The schemas hold the model's constraints (botocore's service-2.json: TagKeyString 1..128,
- * TagValueString 0..256, ResourceArnString 1..1283); the engine (engine/table_tags.c) makes
+ * The model's constraints are api/validate.c's (TagKeyString 1..128, TagValueString 0..256,
+ * ResourceArnString 1..1283); the engine (engine/table_tags.c) makes
  * DynamoDB's other checks: the ARN, the pattern, the aws: prefix, the 50 tags.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/api_int.h"
-
-static const api_field tag_fields[] = {
-    {.name = "Key", .type = AT_STRING, .flags = AF_NOT_NULL, .min_len = 1, .max_len = 128},
-    {.name = "Value", .type = AT_STRING, .flags = AF_NOT_NULL, .max_len = 256},
-    API_F_END,
-};
-const api_field api_tag = {.name = "member",
-                           .type = AT_VSTRUCT,
-                           .flags = 0,
-                           .subtype = "Tag",
-                           .fields = tag_fields};
-static const api_field tag_key = {.name = "member", .type = AT_STRING, .flags = 0, .min_len = 1,
-                                  .max_len = 128};
-
-#define F_ARN                                                                                      \
-    {                                                                                              \
-        .name = "ResourceArn", .type = AT_STRING, .flags = 0, .min_len = 1, .max_len = 1283        \
-    }
 
 kura_status api_tags_decode(const jd_t *list, kura_tag **out, size_t *n_out)
 {
@@ -47,12 +29,6 @@ kura_status api_tags_decode(const jd_t *list, kura_tag **out, size_t *n_out)
 
 /* ---- TagResource, UntagResource ------------------------------------------------------------- */
 
-static const api_field tag_schema[] = {
-    F_ARN,
-    {.name = "Tags", .type = AT_LIST, .flags = AF_NOT_NULL, .elem = &api_tag},
-    API_F_END,
-};
-
 static kura_status run_tag(api_call *c)
 {
     kura_tag *tags;
@@ -63,12 +39,6 @@ static kura_status run_tag(api_call *c)
     free(tags);
     return s;
 }
-
-static const api_field untag_schema[] = {
-    F_ARN,
-    {.name = "TagKeys", .type = AT_LIST, .flags = AF_NOT_NULL, .elem = &tag_key},
-    API_F_END,
-};
 
 static kura_status run_untag(api_call *c)
 {
@@ -84,12 +54,6 @@ static kura_status run_untag(api_call *c)
 }
 
 /* ---- ListTagsOfResource ------------------------------------------------------------------- */
-
-static const api_field list_schema[] = {
-    F_ARN,
-    {.name = "NextToken", .type = AT_STRING, .flags = 0},
-    API_F_END,
-};
 
 static kura_status run_list(api_call *c)
 {
@@ -112,6 +76,6 @@ static kura_status run_list(api_call *c)
     return s;
 }
 
-const api_op api_op_tag_resource = {"TagResource", tag_schema, run_tag};
-const api_op api_op_untag_resource = {"UntagResource", untag_schema, run_untag};
-const api_op api_op_list_tags_of_resource = {"ListTagsOfResource", list_schema, run_list};
+const api_op api_op_tag_resource = {"TagResource", run_tag};
+const api_op api_op_untag_resource = {"UntagResource", run_untag};
+const api_op api_op_list_tags_of_resource = {"ListTagsOfResource", run_list};

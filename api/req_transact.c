@@ -46,108 +46,6 @@
 #define MSG_CANCELLED                                                                              \
     "Transaction cancelled, please refer cancellation reasons for specific reasons"
 
-/* ---- Schemas ----------------------------------------------------------------------------- */
-
-static const api_field condition_check_fields[] = {
-    API_F_TABLE_NAME,
-    API_F_ITEM_MAP("Key", AF_NOT_NULL),
-    {.name = "ConditionExpression", .type = AT_STRING, .flags = AF_NOT_NULL},
-    API_F_NAMES,
-    API_F_VALUES,
-    API_F_RVOCCF,
-    API_F_END,
-};
-static const api_field put_fields[] = {
-    API_F_TABLE_NAME,
-    API_F_ITEM_MAP("Item", AF_NOT_NULL),
-    API_F_STRING("ConditionExpression"),
-    API_F_NAMES,
-    API_F_VALUES,
-    API_F_RVOCCF,
-    API_F_END,
-};
-static const api_field delete_fields[] = {
-    API_F_TABLE_NAME,
-    API_F_ITEM_MAP("Key", AF_NOT_NULL),
-    API_F_STRING("ConditionExpression"),
-    API_F_NAMES,
-    API_F_VALUES,
-    API_F_RVOCCF,
-    API_F_END,
-};
-static const api_field update_fields[] = {
-    API_F_TABLE_NAME,
-    API_F_ITEM_MAP("Key", AF_NOT_NULL),
-    {.name = "UpdateExpression", .type = AT_STRING, .flags = AF_NOT_NULL},
-    API_F_STRING("ConditionExpression"),
-    API_F_NAMES,
-    API_F_VALUES,
-    API_F_RVOCCF,
-    API_F_END,
-};
-
-#define ACTION(n_, f_)                                                                             \
-    {                                                                                              \
-        .name = n_, .type = AT_FSTRUCT, .flags = 0, .subtype = n_, .fields = f_                    \
-    }
-static const api_field write_item_fields[] = {
-    ACTION("ConditionCheck", condition_check_fields),
-    ACTION("Put", put_fields),
-    ACTION("Delete", delete_fields),
-    ACTION("Update", update_fields),
-    API_F_END,
-};
-static const api_field write_item = {.name = "member",
-                                     .type = AT_VSTRUCT,
-                                     .flags = 0,
-                                     .subtype = "TransactWriteItem",
-                                     .fields = write_item_fields};
-
-static const api_field transact_write_schema[] = {
-    {.name = "TransactItems",
-     .type = AT_LIST,
-     .flags = AF_NOT_NULL,
-     .elem = &write_item,
-     .min_len = 1,
-     .max_len = 100},
-    API_F_RCC,
-    API_F_RICM,
-    {.name = "ClientRequestToken", .type = AT_STRING, .flags = 0, .min_len = 1, .max_len = 36},
-    API_F_END,
-};
-
-static const api_field get_fields[] = {
-    API_F_TABLE_NAME,
-    API_F_ITEM_MAP("Key", AF_NOT_NULL),
-    API_F_STRING("ProjectionExpression"),
-    API_F_NAMES,
-    API_F_END,
-};
-static const api_field get_item_fields[] = {
-    {.name = "Get",
-     .type = AT_FSTRUCT,
-     .flags = AF_NOT_NULL,
-     .subtype = "Get",
-     .fields = get_fields},
-    API_F_END,
-};
-static const api_field get_item = {.name = "member",
-                                   .type = AT_VSTRUCT,
-                                   .flags = 0,
-                                   .subtype = "TransactGetItem",
-                                   .fields = get_item_fields};
-
-static const api_field transact_get_schema[] = {
-    {.name = "TransactItems",
-     .type = AT_LIST,
-     .flags = AF_NOT_NULL,
-     .elem = &get_item,
-     .min_len = 1,
-     .max_len = 100},
-    API_F_RCC,
-    API_F_END,
-};
-
 /* ---- ConsumedCapacity --------------------------------------------------------------------- */
 
 /* {["ReadCapacityUnits"|"WriteCapacityUnits":u,]"CapacityUnits":u} ("Table", an index) */
@@ -351,8 +249,7 @@ static kura_status run_transact_write(api_call *c)
     return s;
 }
 
-const api_op api_op_transact_write_items = {"TransactWriteItems", transact_write_schema,
-                                            run_transact_write};
+const api_op api_op_transact_write_items = {"TransactWriteItems", run_transact_write};
 
 /* ---- TransactGetItems ----------------------------------------------------------------------- */
 
@@ -426,5 +323,4 @@ static kura_status run_transact_get(api_call *c)
     return s;
 }
 
-const api_op api_op_transact_get_items = {"TransactGetItems", transact_get_schema,
-                                          run_transact_get};
+const api_op api_op_transact_get_items = {"TransactGetItems", run_transact_get};

@@ -3,31 +3,11 @@
  * UpdateTimeToLive ({"TableName", "TimeToLiveSpecification": {"Enabled", "AttributeName"}},
  * answered with the specification) and DescribeTimeToLive ({"TableName"}, answered with
  * {"TimeToLiveDescription": {"TimeToLiveStatus"[, "AttributeName"]}}). The engine
- * (engine/ttl.c) makes DynamoDB's checks of the setting; the schema makes the model's.
+ * (engine/ttl.c) makes DynamoDB's checks of the setting; api/validate.c makes the model's.
  */
 #include <string.h>
 
 #include "api/api_int.h"
-
-#define F_TABLE_NAME_REQ                                                                           \
-    {                                                                                              \
-        .name = "TableName", .type = AT_STRING,                                                    \
-        .flags = AF_REQUIRED | AF_TABLE_NAME | AF_NAME | AF_TABLE_ARN                              \
-    }
-
-static const api_field spec_fields[] = {
-    {.name = "Enabled", .type = AT_BOOLEAN, .flags = AF_NOT_NULL},
-    {.name = "AttributeName", .type = AT_STRING, .flags = AF_NOT_NULL, .min_len = 1,
-     .max_len = 255},
-    API_F_END,
-};
-
-static const api_field update_schema[] = {
-    F_TABLE_NAME_REQ,
-    {.name = "TimeToLiveSpecification", .type = AT_FSTRUCT, .flags = AF_NOT_NULL,
-     .subtype = "TimeToLiveSpecification", .fields = spec_fields},
-    API_F_END,
-};
 
 static kura_status run_update(api_call *c)
 {
@@ -49,8 +29,6 @@ static kura_status run_update(api_call *c)
     return api_out_json(c, "TimeToLiveSpecification", o);
 }
 
-static const api_field describe_schema[] = {F_TABLE_NAME_REQ, API_F_END};
-
 static kura_status run_describe(api_call *c)
 {
     kura_time_to_live_description d;
@@ -68,5 +46,5 @@ static kura_status run_describe(api_call *c)
     return api_out_json(c, "TimeToLiveDescription", o);
 }
 
-const api_op api_op_update_time_to_live = {"UpdateTimeToLive", update_schema, run_update};
-const api_op api_op_describe_time_to_live = {"DescribeTimeToLive", describe_schema, run_describe};
+const api_op api_op_update_time_to_live = {"UpdateTimeToLive", run_update};
+const api_op api_op_describe_time_to_live = {"DescribeTimeToLive", run_describe};

@@ -1,13 +1,12 @@
 /*
- * schema_types.c - This file contains the first generic request check of api/schema.h: the
+ * schema_types.c - This file contains the first request check of api/schema.h: the
  * deserializer's type check (SerializationException), with the request normalisation it
- * implies, and the schema of attribute values. The constraint check is schema_check.c.
+ * implies, walking the operation's input shape in the generated model (api/model.h), and the
+ * table of attribute values it uses for those. The constraint check is validate.c.
  *
- * The messages are DynamoDB's, as collected by dynalite (validations/index.js): the type
- * check reproduces what DynamoDB's Java deserializer says for each JSON type given to each
- * Java type; the constraint check walks the parameters in table order and names each
- * violation by its path ("keySchema.1.member.keyType", "requestItems.T.member.keys"), where
- * list positions count from 1 and member names start lower case.
+ * The messages are DynamoDB's, as collected by dynalite (validations/index.js): what DynamoDB's
+ * Java deserializer says for each JSON type given to each Java type. The Java type of a list,
+ * map or structure depends on where the shape is used (api_type), which the walk knows.
  */
 #include "api/model.h"
 #include "api/schema.h"
@@ -29,39 +28,26 @@
 /* ---- Attribute values: AttrStruct<ValueStruct> -------------------------------------------- */
 
 #define attr_fields api_attr_fields
-static const api_field attr_blob = {.name = "member", .type = AT_BLOB, .flags = 0};
-static const api_field attr_string = {.name = "member", .type = AT_STRING, .flags = 0};
-const api_field api_attr_value = {.name = "member",
-                                  .type = AT_VSTRUCT,
-                                  .flags = AF_ATTR,
-                                  .subtype = "AttributeValue",
-                                  .fields = attr_fields};
-const api_field api_attr_field = {.name = "member",
-                                  .type = AT_FSTRUCT,
-                                  .flags = AF_ATTR,
-                                  .subtype = "AttributeValue",
-                                  .fields = attr_fields};
-const api_field api_attr_map = {.name = "member",
-                                .type = AT_MAP,
-                                .flags = AF_ATTR,
-                                .subtype = "AttributeValue",
-                                .elem = &api_attr_value};
+static const api_field attr_blob = {.name = "member", .type = AT_BLOB};
+static const api_field attr_string = {.name = "member", .type = AT_STRING};
+const api_field api_attr_value = {
+    .name = "member", .type = AT_VSTRUCT, .subtype = "AttributeValue", .fields = attr_fields};
+const api_field api_attr_field = {
+    .name = "member", .type = AT_FSTRUCT, .subtype = "AttributeValue", .fields = attr_fields};
+const api_field api_attr_map = {
+    .name = "member", .type = AT_MAP, .subtype = "AttributeValue", .elem = &api_attr_value};
 /* The order of dynalite's AttrStruct children, which decides the first error reported. */
 const api_field attr_fields[] = {
-    {.name = "S", .type = AT_STRING, .flags = 0},
-    {.name = "B", .type = AT_BLOB, .flags = 0},
-    {.name = "N", .type = AT_STRING, .flags = 0},
-    {.name = "BOOL", .type = AT_BOOLEAN, .flags = 0},
-    {.name = "NULL", .type = AT_BOOLEAN, .flags = 0},
-    {.name = "BS", .type = AT_LIST, .flags = 0, .elem = &attr_blob},
-    {.name = "NS", .type = AT_LIST, .flags = 0, .elem = &attr_string},
-    {.name = "SS", .type = AT_LIST, .flags = 0, .elem = &attr_string},
-    {.name = "L", .type = AT_LIST, .flags = AF_ATTR, .elem = &api_attr_value},
-    {.name = "M",
-     .type = AT_MAP,
-     .flags = AF_ATTR,
-     .subtype = "AttributeValue",
-     .elem = &api_attr_value},
+    {.name = "S", .type = AT_STRING},
+    {.name = "B", .type = AT_BLOB},
+    {.name = "N", .type = AT_STRING},
+    {.name = "BOOL", .type = AT_BOOLEAN},
+    {.name = "NULL", .type = AT_BOOLEAN},
+    {.name = "BS", .type = AT_LIST, .elem = &attr_blob},
+    {.name = "NS", .type = AT_LIST, .elem = &attr_string},
+    {.name = "SS", .type = AT_LIST, .elem = &attr_string},
+    {.name = "L", .type = AT_LIST, .elem = &api_attr_value},
+    {.name = "M", .type = AT_MAP, .subtype = "AttributeValue", .elem = &api_attr_value},
     {.name = NULL},
 };
 
@@ -157,8 +143,7 @@ static kura_status check_blob(const jd_t *v)
     if (jd_is_boolean(v) || jd_is_number(v))
         return ser("%s", "only base-64-encoded strings are convertible to bytes");
     if (jd_is_object(v)) return ser("%s", MSG_START_OF_STRUCT);
-    if (jd_is_array(v))
-        return ser("%s", "Unrecognized collection type class java.nio.ByteBuffer");
+    if (jd_is_array(v)) return ser("%s", "Unrecognized collection type class java.nio.ByteBuffer");
     const unsigned char *s = (const unsigned char *)jd_string_value(v);
     size_t n = jd_string_length(v);
     size_t pad = n < 4 || n % 4 || s[n - 1] != '=' ? 0 : s[n - 2] != '=' ? 1 : 2;
@@ -174,8 +159,10 @@ static kura_status check_blob(const jd_t *v)
 
 static kura_status check_value(jd_t *v, const api_field *f, jd_t **repl, int depth);
 
-/* The largest field table (Query's has 17 members). */
-#define MAX_FIELDS 32
+/* The members of an attribute value (api_attr_fields), and at most those of a structure of the
+ * model (64, gen_model.py) with kura's extension members. */
+#define ATTR_FIELDS 10
+#define MAX_FIELDS 80
 /* How deep the type check goes (values within values). A request's own structure is at most
  * ~10 levels deep and an attribute value adds two per level of maps or lists, so this reaches
  * past DynamoDB's 32 levels; deeper parts are not type-checked, because the value is refused
@@ -183,6 +170,60 @@ static kura_status check_value(jd_t *v, const api_field *f, jd_t **repl, int dep
  * keeps the recursion off the end of a serving thread's stack: a body may nest 2,048 JSON
  * levels (api_stack_test). */
 #define CHECK_MAX_DEPTH 96
+
+/* The message of a list, map or structure given a value of another JSON type (*done set), or
+ * KURA_OK with *done false when v is of the container's own JSON type. `type`: the container
+ * as Java sees it where it is used (AT_PLIST/AT_PMAP: a parameterized type; AT_VSTRUCT: a
+ * structure that is a value, not a member); `java`: the map's value type or the structure's
+ * class, which arrays are answered with. */
+static kura_status container_mismatch(const jd_t *v, api_type type, const char *java, bool *done)
+{
+    bool scalar = jd_is_string(v) || jd_is_number(v) || jd_is_boolean(v);
+    *done = true;
+    switch (type) {
+    case AT_LIST:
+    case AT_PLIST:
+        if (scalar) return ser("%s", type == AT_LIST ? "Unexpected field type" : MSG_PARAM_TYPE);
+        if (jd_is_object(v)) return ser("%s", MSG_START_OF_STRUCT);
+        break;
+    case AT_MAP:
+    case AT_PMAP:
+        if (scalar) return ser("%s", type == AT_MAP ? "Unexpected field type" : MSG_PARAM_TYPE);
+        if (jd_is_array(v))
+            return api_err(KURA_E_INVALID,
+                           "Unrecognized collection type java.util.Map<java.lang.String, %s%s>",
+                           strchr(java, '.') ? "" : MODEL_PREFIX, java);
+        break;
+    default: /* a structure */
+        if (scalar)
+            return ser("%s", type == AT_VSTRUCT ? "Unexpected value type in payload"
+                                                : "Unexpected field type");
+        if (jd_is_array(v))
+            return ser("Unrecognized collection type class " MODEL_PREFIX "%s", java);
+        break;
+    }
+    *done = false;
+    return KURA_OK;
+}
+
+/* The scalar types' checks, shared by attribute values and the model's shapes. */
+static kura_status check_scalar(jd_t *v, api_type type, jd_t **repl)
+{
+    switch (type) {
+    case AT_STRING:
+        return jd_is_string(v) ? KURA_OK : scalar_mismatch(v, "String", "String");
+    case AT_BOOLEAN:
+        return check_boolean(v, repl);
+    case AT_INTEGER:
+        return check_integer(v, "Integer", repl);
+    case AT_LONG:
+        return check_integer(v, "Long", repl);
+    default:
+        return check_blob(v);
+    }
+}
+
+/* ---- Attribute values: the api_field tables above ---------------------------------------- */
 
 /* The position of member `key` (key_len bytes, which may hold a NUL) in `fields`, or -1 when
  * it is not one of them. */
@@ -198,14 +239,7 @@ static int field_index(const api_field *fields, const char *key, size_t key_len)
 /* Removes unknown and null members, then checks the known ones in table order. */
 static kura_status check_struct(jd_t *obj, const api_field *fields, int depth)
 {
-    jd_t *present[MAX_FIELDS];
-    int nfields = 0;
-    while (fields[nfields].name)
-        nfields++;
-    if (nfields > MAX_FIELDS)
-        return api_err(KURA_E_INVALID, "internal: a request structure has more than %d members",
-                       MAX_FIELDS);
-    memset(present, 0, (size_t)nfields * sizeof present[0]);
+    jd_t *present[ATTR_FIELDS] = {NULL};
     const char *key;
     size_t key_len;
     jd_t *val;
@@ -217,7 +251,7 @@ static kura_status check_struct(jd_t *obj, const api_field *fields, int depth)
         else
             present[i] = val;
     }
-    for (int i = 0; i < nfields; i++) {
+    for (int i = 0; fields[i].name; i++) {
         jd_t *repl = NULL;
         if (!present[i]) continue;
         kura_status s = check_value(present[i], &fields[i], &repl, depth + 1);
@@ -258,78 +292,13 @@ static kura_status check_value(jd_t *v, const api_field *f, jd_t **repl, int dep
 {
     if (depth > CHECK_MAX_DEPTH)
         return KURA_OK; /* a value this deep is refused later, as too deeply nested */
-    bool scalar = jd_is_string(v) || jd_is_number(v) || jd_is_boolean(v);
     if (jd_is_null(v)) return KURA_OK;
-    switch (f->type) {
-    case AT_STRING:
-        return jd_is_string(v) ? KURA_OK : scalar_mismatch(v, "String", "String");
-    case AT_BOOLEAN:
-        return check_boolean(v, repl);
-    case AT_INTEGER:
-        return check_integer(v, "Integer", repl);
-    case AT_LONG:
-        return check_integer(v, "Long", repl);
-    case AT_BLOB:
-        return check_blob(v);
-    case AT_LIST:
-    case AT_PLIST:
-        if (scalar) return ser("%s", f->type == AT_LIST ? "Unexpected field type" : MSG_PARAM_TYPE);
-        if (jd_is_object(v)) return ser("%s", MSG_START_OF_STRUCT);
-        return check_elements(v, f->elem, depth);
-    case AT_MAP:
-    case AT_PMAP:
-        if (scalar) return ser("%s", f->type == AT_MAP ? "Unexpected field type" : MSG_PARAM_TYPE);
-        if (jd_is_array(v)) {
-            const char *sub = f->type == AT_PMAP ? "AttributeValue" : f->subtype;
-            return api_err(KURA_E_INVALID,
-                           "Unrecognized collection type java.util.Map<java.lang.String, %s%s>",
-                           strchr(sub, '.') ? "" : MODEL_PREFIX, sub);
-        }
-        return check_elements(v, f->elem, depth);
-    case AT_VSTRUCT:
-    case AT_FSTRUCT:
-        if (scalar)
-            return ser("%s", f->type == AT_VSTRUCT ? "Unexpected value type in payload"
-                                                   : "Unexpected field type");
-        if (jd_is_array(v))
-            return ser("Unrecognized collection type class " MODEL_PREFIX "%s", f->subtype);
-        return check_struct(v, f->fields, depth);
-    }
-    return KURA_OK;
-}
-
-kura_status api_check_types(jd_t *req, const api_field *fields)
-{
-    return check_struct(req, fields, 0);
-}
-
-kura_status api_check_request_types(jd_t *req, const api_field *fields, const char *operation)
-{
-    /* members of the model that the table does not name are set aside for validate.c rather
-     * than dropped (DynamoDB checks their constraints; the operation does not read them) */
-    struct {
-        const char *key;
-        size_t len;
-        jd_t *val;
-    } kept[64];
-    int nkept = 0;
-    const char *key;
-    size_t key_len;
-    jd_t *val;
-    jd_object_keylen_foreach(req, key, key_len, val)
-    {
-        if (nkept < 64 && key_len && !jd_is_null(val) && field_index(fields, key, key_len) < 0 &&
-            model_input_has(operation, key, key_len)) {
-            kept[nkept].key = key;
-            kept[nkept].len = key_len;
-            kept[nkept++].val = val;
-        }
-    }
-    kura_status s = check_struct(req, fields, 0);
-    for (int i = 0; s == KURA_OK && i < nkept; i++)
-        if (jd_object_setn(req, kept[i].key, kept[i].len, kept[i].val) != 0)
-            s = api_err(KURA_E_NOMEM, "out of memory");
-    return s;
+    if (f->type < AT_LIST) return check_scalar(v, f->type, repl);
+    bool done;
+    kura_status s = container_mismatch(v, f->type, f->subtype, &done);
+    if (done) return s;
+    if (f->type == AT_VSTRUCT || f->type == AT_FSTRUCT) return check_struct(v, f->fields, depth);
+    return check_elements(v, f->elem, depth);
 }
 
 kura_status api_check_value(jd_t **slot, const api_field *f)
@@ -338,4 +307,141 @@ kura_status api_check_value(jd_t **slot, const api_field *f)
     kura_status s = check_value(*slot, f, &repl, 0);
     if (s == KURA_OK && repl) *slot = repl;
     return s;
+}
+
+/* ---- Requests: the generated model (api/model.h) ----------------------------------------- */
+
+/* Where a value sits, which decides the deserializer's messages for lists, maps and
+ * structures (api_type's P and V/F variants). */
+typedef enum place { PLACE_MEMBER, PLACE_ELEMENT, PLACE_MAP_VALUE } place;
+
+static kura_status walk_value(jd_t *v, unsigned sid, place at, jd_t **repl, int depth);
+
+/* The Java type of shape `sid` as a map's value type is printed: "java.lang.String",
+ * "java.util.List<...WriteRequest>", or a structure's class name (without MODEL_PREFIX). */
+static const char *java_name(unsigned sid, char *buf, size_t size)
+{
+    const model_shape *sh = &model_shapes[sid];
+    switch (sh->type) {
+    case MT_STRING:
+        return "java.lang.String";
+    case MT_LIST:
+        snprintf(buf, size, "java.util.List<" MODEL_PREFIX "%s>", model_shapes[sh->a].name);
+        return buf;
+    case MT_BOOLEAN:
+        return "java.lang.Boolean";
+    case MT_INTEGER:
+        return "java.lang.Integer";
+    case MT_LONG:
+        return "java.lang.Long";
+    default:
+        return sh->name;
+    }
+}
+
+/* Removes unknown and null members of a structure, then checks the known ones in pass 1's
+ * order (model_typed). */
+static kura_status walk_struct(jd_t *obj, const model_shape *sh, int depth)
+{
+    jd_t *present[MAX_FIELDS];
+    const uint16_t *typed = &model_typed[sh->e];
+    if (sh->f > MAX_FIELDS)
+        return api_err(KURA_E_INVALID, "internal: %s has more than %d members", sh->name,
+                       MAX_FIELDS);
+    memset(present, 0, sh->f * sizeof present[0]);
+    const char *key;
+    size_t key_len;
+    jd_t *val;
+    jd_object_keylen_foreach(obj, key, key_len, val)
+    {
+        int i = sh->f - 1;
+        for (; i >= 0 && !jd_is_null(val); i--) {
+            const model_member *m = &model_members[typed[i]];
+            if (m->name_len == key_len && memcmp(m->name, key, key_len) == 0) break;
+        }
+        if (i < 0 || jd_is_null(val))
+            jd_object_deln(obj, key, key_len);
+        else
+            present[i] = val;
+    }
+    for (unsigned i = 0; i < sh->f; i++) {
+        jd_t *repl = NULL;
+        if (!present[i]) continue;
+        const model_member *m = &model_members[typed[i]];
+        kura_status s = walk_value(present[i], m->shape, PLACE_MEMBER, &repl, depth + 1);
+        if (s != KURA_OK) return s;
+        if (repl && jd_object_set(obj, m->name, repl) != 0) return API_NOMEM();
+    }
+    return KURA_OK;
+}
+
+/* A list's elements or a map's values, each of shape `sid`. */
+static kura_status walk_elements(jd_t *v, unsigned sid, int depth)
+{
+    if (jd_is_array(v)) {
+        for (size_t i = 0; i < jd_array_size(v); i++) {
+            jd_t *repl = NULL;
+            kura_status s = walk_value(jd_array_get(v, i), sid, PLACE_ELEMENT, &repl, depth + 1);
+            if (s != KURA_OK) return s;
+            if (repl && jd_array_set(v, i, repl) != 0) return API_NOMEM();
+        }
+        return KURA_OK;
+    }
+    const char *key;
+    size_t key_len;
+    jd_t *val;
+    jd_object_keylen_foreach(v, key, key_len, val)
+    {
+        jd_t *repl = NULL;
+        kura_status s = walk_value(val, sid, PLACE_MAP_VALUE, &repl, depth + 1);
+        if (s != KURA_OK) return s;
+        if (repl && jd_object_setn(v, key, key_len, repl) != 0) return API_NOMEM();
+    }
+    return KURA_OK;
+}
+
+/* Numbers of the shapes no operation kura implements takes (Double, a timestamp as epoch
+ * seconds): any JSON number. */
+static kura_status check_number(const jd_t *v, const char *java)
+{
+    return jd_is_number(v) ? KURA_OK : scalar_mismatch(v, java, java);
+}
+
+static kura_status walk_value(jd_t *v, unsigned sid, place at, jd_t **repl, int depth)
+{
+    static const api_type scalars[] = {[MT_STRING] = AT_STRING,
+                                       [MT_BOOLEAN] = AT_BOOLEAN,
+                                       [MT_INTEGER] = AT_INTEGER,
+                                       [MT_LONG] = AT_LONG,
+                                       [MT_BLOB] = AT_BLOB};
+    const model_shape *sh = &model_shapes[sid];
+    if (depth > CHECK_MAX_DEPTH) return KURA_OK; /* as check_value */
+    if (jd_is_null(v)) return KURA_OK;
+    if (sh->type <= MT_BLOB) return check_scalar(v, scalars[sh->type], repl);
+    if (sh->type == MT_DOUBLE) return check_number(v, "Double");
+    if (sh->type == MT_TIMESTAMP) return check_number(v, "Date");
+    if (sid == model_attribute_value)
+        return check_value(v, at == PLACE_MEMBER ? &api_attr_field : &api_attr_value, repl, depth);
+    char buf[160];
+    api_type type = sh->type == MT_LIST  ? (at == PLACE_MAP_VALUE ? AT_PLIST : AT_LIST)
+                    : sh->type == MT_MAP ? (at == PLACE_MEMBER ? AT_MAP : AT_PMAP)
+                                         : (at == PLACE_MEMBER ? AT_FSTRUCT : AT_VSTRUCT);
+    const char *java = sh->type == MT_MAP ? java_name(sh->b, buf, sizeof buf) : sh->name;
+    bool done;
+    kura_status s = container_mismatch(v, type, java, &done);
+    if (done) return s;
+    if (sh->type == MT_STRUCT) return walk_struct(v, sh, depth);
+    return walk_elements(v, sh->type == MT_LIST ? sh->a : sh->b, depth);
+}
+
+kura_status api_check_types(jd_t *req, const char *operation)
+{
+    /* a thread serves mostly one operation over and over: skip the search then */
+    static _Thread_local const model_op *last_op;
+    const model_op *op = last_op && operation && strcmp(operation, last_op->name) == 0
+                             ? last_op
+                             : model_find_op(operation);
+    if (op) last_op = op;
+    if (!op) return api_err(KURA_E_NOT_SUPPORTED, "An unknown operation was requested.");
+    return walk_struct(req, &model_shapes[op->input], 0);
 }

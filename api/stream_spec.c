@@ -1,7 +1,7 @@
 /*
  * stream_spec.c - This file contains the StreamSpecification of CreateTable and UpdateTable
  * ({"StreamEnabled": bool, "StreamViewType": "KEYS_ONLY" | "NEW_IMAGE" | "OLD_IMAGE" |
- * "NEW_AND_OLD_IMAGES"}): its schema, and its decoding into kura_stream_specification (the
+ * "NEW_AND_OLD_IMAGES"}): its decoding into kura_stream_specification (the
  * view types' names are the engine's, kura_stream_view_type_name).
  *
  * The messages are DynamoDB Local 1.25.1's; the engine makes the checks it can see from the
@@ -32,12 +32,6 @@
 #include <string.h>
 
 #include "api/api_int.h"
-
-const api_field api_stream_spec_fields[] = {
-    API_F_BOOL("StreamEnabled"),
-    API_F_STRING("StreamViewType"),
-    API_F_END,
-};
 
 void api_stream_spec_decode(const jd_t *req, api_stream_spec *out)
 {

@@ -3,7 +3,7 @@
  * (as DynamoDB allows since its resource-based policies) by the table's ARN wherever the
  * model types a TableName or a RequestItems key as TableArn.
  *
- * The schema pass lets a well-formed table ARN through (schema.h, AF_TABLE_ARN); each
+ * The constraint pass lets a well-formed table ARN through (validate.c, TableArn); each
  * operation resolves it here right before its C API call, where a missing table would be
  * found missing: an ARN of the request's scope names its table; one of another region or
  * account names nothing here (each region of each account is its own set of tables), so it

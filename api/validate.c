@@ -54,17 +54,6 @@ const model_op *model_find_op(const char *name)
     return NULL;
 }
 
-bool model_input_has(const char *name, const char *key, size_t len)
-{
-    const model_op *op = model_find_op(name);
-    const model_shape *sh = op ? &model_shapes[op->input] : NULL;
-    for (unsigned i = 0; sh && i < sh->b; i++) {
-        const model_member *m = &model_members[sh->a + i];
-        if (m->name_len == len && memcmp(m->name, key, len) == 0) return true;
-    }
-    return false;
-}
-
 /* ---- Patterns ------------------------------------------------------------------------------ */
 
 static regex_t patterns[MAX_PATTERNS];

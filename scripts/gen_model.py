@@ -42,6 +42,68 @@ JAVA_PREFIX = "com.amazonaws.dynamodb.v20120810."
 MAX_ERRORS = 10
 TABLE_NAME_SHAPE = "TableArn"  # table names that may also be ARNs: a semantic name check
 
+# kura's own request members, type-checked by pass 1 (and kept) like the model's: (operation,
+# member, shape name, shape). The shapes are not reachable from any operation's input, so pass
+# 2 does not walk them: api/validate.c (extension_checks) checks their ranges itself.
+KURA_EXTENSIONS = [
+    ("CreateTable", "KuraPartitions", "KuraPartitions", {"type": "integer"}),
+]
+
+# The order pass 1 (api/schema_types.c) visits a structure's members in, where it is not the
+# model's: the first member of the wrong JSON type is the one reported. These are the orders of
+# dynalite's validations (which record DynamoDB's messages); the members not named follow in
+# model order, then the structure's kura extensions.
+PASS1_ORDER = {
+    "CreateTableInput": ["AttributeDefinitions", "TableName", "BillingMode",
+                         "ProvisionedThroughput", "KeySchema", "LocalSecondaryIndexes",
+                         "GlobalSecondaryIndexes", "DeletionProtectionEnabled",
+                         "StreamSpecification", "Tags", "SSESpecification", "TableClass",
+                         "WarmThroughput", "ResourcePolicy", "OnDemandThroughput"],
+    "ListTablesInput": ["Limit", "ExclusiveStartTableName"],
+    "UpdateTableInput": ["TableName", "AttributeDefinitions", "ProvisionedThroughput",
+                         "BillingMode", "GlobalSecondaryIndexUpdates",
+                         "DeletionProtectionEnabled", "StreamSpecification", "SSESpecification",
+                         "TableClass", "OnDemandThroughput", "WarmThroughput"],
+    "PutItemInput": ["ReturnConsumedCapacity", "TableName", "Item", "ConditionalOperator",
+                     "Expected", "ReturnValues", "ReturnItemCollectionMetrics",
+                     "ConditionExpression", "ExpressionAttributeValues",
+                     "ExpressionAttributeNames", "ReturnValuesOnConditionCheckFailure"],
+    "GetItemInput": ["ReturnConsumedCapacity", "AttributesToGet", "TableName", "Key",
+                     "ConsistentRead", "ProjectionExpression", "ExpressionAttributeNames"],
+    "UpdateItemInput": ["ReturnConsumedCapacity", "TableName", "ReturnItemCollectionMetrics",
+                        "ReturnValues", "Key", "ConditionalOperator", "Expected",
+                        "AttributeUpdates", "ConditionExpression", "UpdateExpression",
+                        "ExpressionAttributeValues", "ExpressionAttributeNames",
+                        "ReturnValuesOnConditionCheckFailure"],
+    "DeleteItemInput": ["ReturnConsumedCapacity", "TableName", "ReturnValues",
+                        "ReturnItemCollectionMetrics", "Key", "ConditionalOperator", "Expected",
+                        "ConditionExpression", "ExpressionAttributeValues",
+                        "ExpressionAttributeNames", "ReturnValuesOnConditionCheckFailure"],
+    "QueryInput": ["Select", "IndexName", "ReturnConsumedCapacity", "QueryFilter", "TableName",
+                   "ConditionalOperator", "AttributesToGet", "Limit", "KeyConditions",
+                   "ExclusiveStartKey", "ConsistentRead", "ScanIndexForward",
+                   "KeyConditionExpression", "FilterExpression", "ProjectionExpression",
+                   "ExpressionAttributeValues", "ExpressionAttributeNames"],
+    "ScanInput": ["Select", "IndexName", "TotalSegments", "ReturnConsumedCapacity", "TableName",
+                  "ConditionalOperator", "ScanFilter", "Segment", "Limit", "AttributesToGet",
+                  "ExclusiveStartKey", "FilterExpression", "ProjectionExpression",
+                  "ExpressionAttributeValues", "ExpressionAttributeNames", "ConsistentRead"],
+    "BatchGetItemInput": ["ReturnConsumedCapacity", "RequestItems"],
+    "BatchWriteItemInput": ["ReturnConsumedCapacity", "ReturnItemCollectionMetrics",
+                            "RequestItems"],
+    "ProvisionedThroughput": ["WriteCapacityUnits", "ReadCapacityUnits"],
+    "CreateGlobalSecondaryIndexAction": ["Projection", "IndexName", "ProvisionedThroughput",
+                                         "KeySchema"],
+    "ExpectedAttributeValue": ["AttributeValueList", "ComparisonOperator", "Exists", "Value"],
+    "AttributeValueUpdate": ["Action", "Value"],
+    "WriteRequest": ["DeleteRequest", "PutRequest"],
+    "ConditionCheck": ["TableName"],
+    "Put": ["TableName"],
+    "Delete": ["TableName"],
+    "Update": ["TableName"],
+    "Get": ["TableName"],
+}
+
 
 # ---- Finding and reading models ----------------------------------------------------------------
 
@@ -276,6 +338,13 @@ class Tables:
                 inp = m["operations"][op].get("input")
                 self.ops.append((op, svc, self.add(svc, inp["shape"]) if inp else -1))
         self.ops.sort()
+        self.extensions = {}  # input shape id -> [(member name, shape id)]
+        for op, member, sname, shape in KURA_EXTENSIONS:
+            sid = len(self.shapes)
+            self.ids[("kura", sname)] = sid
+            self.shapes.append(("kura", sname, shape))
+            inp = [o[2] for o in self.ops if o[0] == op][0]
+            self.extensions.setdefault(inp, []).append((member, sid))
         self.checked = self.compute_checked()
 
     def add(self, svc, name):
@@ -303,6 +372,14 @@ class Tables:
         return [(n, self.ids[(svc, m["shape"])], n in req)
                 for n, m in shape.get("members", {}).items()]
 
+    def pass1_order(self, sid):
+        """Indexes into members(sid) in pass 1's order (PASS1_ORDER, then the model's)."""
+        names = [m[0] for m in self.members(sid)]
+        first = [names.index(n) for n in PASS1_ORDER.get(self.shapes[sid][1], [])]
+        if len(set(first)) != len(first):
+            raise SystemExit(f"gen_model: PASS1_ORDER of {self.shapes[sid][1]} repeats a member")
+        return first + [i for i in range(len(names)) if i not in first]
+
     def own_checks(self, sid):
         _, name, s = self.shapes[sid]
         return any(k in s for k in ("min", "max", "pattern", "enum")) or name == TABLE_NAME_SHAPE
@@ -325,7 +402,11 @@ class Tables:
 
 
 def emit_c(t, source):
-    patterns, enums, members, rows, walked = [None], [], [], [], []
+    patterns, enums, members, rows, walked, typed = [None], [], [], [], [], []
+    # kura's extension members follow the model's in model_members (no structure's a..a+b
+    # reaches them: pass 2 does not walk them), numbered from here
+    ext_rows, ext_first = [], sum(len(s.get("members", {})) for _, _, s in t.shapes
+                                  if s["type"] == "structure")
     for sid, (svc, name, s) in enumerate(t.shapes):
         flags = []
         if "min" in s:
@@ -343,13 +424,20 @@ def emit_c(t, source):
             pat = patterns.index(s["pattern"])
         e0, en = len(enums), len(s.get("enum", []))
         enums += enum_set_order(s.get("enum", []))
-        a = b = c = d = 0
+        a = b = c = d = e = f = 0
         if s["type"] == "structure":
             a, b = len(members), len(s.get("members", {}))
             c = len(walked)
             walked += [a + i for i, (_, msid, req) in enumerate(t.members(sid))
                        if req or t.checked[msid]]
             d = len(walked) - c
+            e = len(typed)
+            typed += [a + i for i in t.pass1_order(sid)]
+            for mname, msid in t.extensions.get(sid, []):
+                typed.append(ext_first + len(ext_rows))
+                ext_rows.append(f"    {{{c_string(mname)}, {len(mname)}, {msid}, 0}}, "
+                                f"/* kura's, of {name} */")
+            f = len(typed) - e
             if b > 64:
                 raise SystemExit(f"gen_model: {name} has more than 64 members (api/validate.c)")
             for mname, msid, req in t.members(sid):
@@ -363,7 +451,7 @@ def emit_c(t, source):
             a, b = t.child(sid, "key"), t.child(sid, "value")
         rows.append(f"    /* {sid} {svc}:{name} */ {{{c_string(name)}, {TYPES[s['type']]}, "
                     f"{' | '.join(flags) or '0'}, {pat}, {e0}, {en}, {a}, {b}, {c}, {d}, "
-                    f"{s.get('min', 0)}, {s.get('max', 0)}}},")
+                    f"{e}, {f}, {s.get('min', 0)}, {s.get('max', 0)}}},")
     lines = [
         "/*",
         " * model_gen.c - This file contains DynamoDB's request model as C tables (api/model.h):",
@@ -384,7 +472,13 @@ def emit_c(t, source):
     lines += ["};", f"const unsigned model_pattern_count = {len(patterns)};", "",
               "const char *const model_enums[] = {"]
     lines += [f"    {c_string(e)}," for e in enums]
-    lines += ["};", "", "const model_member model_members[] = {"] + members
+    lines += ["};", "", "const model_member model_members[] = {"] + members + ext_rows
+    lines += ["};", "",
+              "/* Each structure's members in the order pass 1 checks them (model_members "
+              "indexes). */",
+              "const uint16_t model_typed[] = {"]
+    lines += ["    " + ", ".join(str(x) for x in typed[i:i + 16]) + ","
+              for i in range(0, len(typed), 16)]
     lines += ["};", "",
               "/* Each structure's required or checked members (model_members indexes). */",
               "const uint16_t model_walked[] = {"]
@@ -392,9 +486,11 @@ def emit_c(t, source):
               for i in range(0, len(walked), 16)]
     lines += ["};", "",
               "/* name, type, flags, pattern, enum first, enum count, a, b, walked first, walked "
-              "count, min, max */",
+              "count, typed first, typed count, min, max */",
               "const model_shape model_shapes[] = {"] + rows
-    lines += ["};", f"const unsigned model_shape_count = {len(t.shapes)};", "",
+    lines += ["};", f"const unsigned model_shape_count = {len(t.shapes)};",
+              f"const uint16_t model_attribute_value = {t.ids[('dynamodb', 'AttributeValue')]};",
+              "",
               "/* Sorted by name (model_find_op searches it). */", "const model_op model_ops[] = {"]
     lines += [f"    {{{c_string(op)}, {sid}}}, /* {svc} */" for op, svc, sid in t.ops]
     lines += ["};", f"const unsigned model_op_count = {len(t.ops)};", ""]
