@@ -8,7 +8,8 @@ docs/data-model.md's operations table cannot drift from the model or from kura:
     an older botocore, such as Debian's, lacks the newest operations, so that direction is
     checked only with --strict);
   - a row says "implemented" exactly when api/ registers the operation (the names of the
-    `const api_op api_op_x = {"Name", ...}` definitions in api/*.c).
+    `const api_op api_op_x = {"Name", ...}` definitions in api/*.c);
+  - the page's "N of M implemented" counts the table's rows.
 
 Usage: scripts/ops_table.py [--check] [--strict] [--model DIR]
   --model DIR   botocore's data directory (default: the one of the running Python's botocore)
@@ -44,6 +45,11 @@ def load_ops(data_dir):
         with opener(path, "rt", encoding="utf-8") as f:
             ops[svc] = sorted(json.load(f)["operations"])
     return ops
+
+
+def doc_text():
+    with open(os.path.join(ROOT, "docs", "data-model.md"), encoding="utf-8") as f:
+        return f.read()
 
 
 def doc_rows():
@@ -103,6 +109,12 @@ def main():
         if said != (op in mine):
             problems.append(f"{op}: the table says '{status[:40]}', api/ "
                             f"{'implements' if op in mine else 'does not implement'} it")
+    # the page's count ("N of M implemented") follows the table
+    said_count = re.search(r"(\d+) of (\d+) implemented", doc_text())
+    implemented = sum(1 for s in rows.values() if s.startswith("implemented"))
+    if not said_count or (int(said_count[1]), int(said_count[2])) != (implemented, len(rows)):
+        problems.append(f"docs/data-model.md should say '{implemented} of {len(rows)} "
+                        f"implemented', says '{said_count[0] if said_count else 'nothing'}'")
     for p in problems:
         print("ops_table:", p)
     print(f"ops_table: {len(model)} operations in the model, {len(rows)} rows, "
