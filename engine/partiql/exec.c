@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/item_int.h"
 #include "engine/partiql/partiql.h"
 #include "util/status.h"
 
@@ -29,8 +30,8 @@ static kura_status one_item(kura_execute_statement_res *res, kura_value *item)
     return item ? kura_value_append(res->items, item) : KURA_OK;
 }
 
-static kura_status run_get(kura_db *db, const pq_plan *p, const kura_execute_statement_req *req,
-                           kura_execute_statement_res *res)
+static kura_status run_get(kura_db *db, const pq_plan *p, item_pre *pre,
+                           const kura_execute_statement_req *req, kura_execute_statement_res *res)
 {
     kura_get_item_req g = {
         .table_name = p->table,
@@ -41,7 +42,7 @@ static kura_status run_get(kura_db *db, const pq_plan *p, const kura_execute_sta
         .return_consumed_capacity = req->return_consumed_capacity,
     };
     kura_get_item_res gr = {0};
-    kura_status s = kura_get_item(db, &g, &gr);
+    kura_status s = item_get_pre(db, &g, pre, &gr);
     if (s != KURA_OK) return s;
     res->consumed_capacity = gr.consumed_capacity;
     memset(&gr.consumed_capacity, 0, sizeof gr.consumed_capacity);
@@ -93,7 +94,8 @@ static kura_status run_page(kura_db *db, const pq_plan *p, const kura_execute_st
     return s;
 }
 
-static kura_status run_write(kura_db *db, const pq_plan *p, const kura_execute_statement_req *req,
+static kura_status run_write(kura_db *db, const pq_plan *p, item_pre *pre,
+                             const kura_execute_statement_req *req,
                              kura_execute_statement_res *res)
 {
     kura_write_result wr = {0};
@@ -103,7 +105,7 @@ static kura_status run_write(kura_db *db, const pq_plan *p, const kura_execute_s
         kura_put_item_req w = {.table_name = p->table, .item = p->item,
                                .condition_expression = p->condition, .expr = attrs(p),
                                .return_consumed_capacity = req->return_consumed_capacity};
-        s = kura_put_item(db, &w, &wr);
+        s = item_put_pre(db, &w, pre, &wr);
         if (s == KURA_E_CONDITION_FAILED) s = kura_err(KURA_E_DUPLICATE_ITEM, PQ_MSG_DUPLICATE);
     } else if (p->kind == PQ_P_UPDATE) {
         kura_update_item_req w = {.table_name = p->table, .key = p->key,
@@ -112,14 +114,14 @@ static kura_status run_write(kura_db *db, const pq_plan *p, const kura_execute_s
                                   .return_values = p->return_values,
                                   .return_values_on_condition_check_failure = rvoccf,
                                   .return_consumed_capacity = req->return_consumed_capacity};
-        s = kura_update_item(db, &w, &wr);
+        s = item_update_pre(db, &w, pre, &wr);
     } else {
         kura_delete_item_req w = {.table_name = p->table, .key = p->key,
                                   .condition_expression = p->condition, .expr = attrs(p),
                                   .return_values = p->return_values,
                                   .return_values_on_condition_check_failure = rvoccf,
                                   .return_consumed_capacity = req->return_consumed_capacity};
-        s = kura_delete_item(db, &w, &wr);
+        s = item_delete_pre(db, &w, pre, &wr);
     }
     if (s == KURA_E_CONDITION_FAILED) {
         res->item = wr.item;
@@ -134,20 +136,25 @@ static kura_status run_write(kura_db *db, const pq_plan *p, const kura_execute_s
     return s;
 }
 
-kura_status pq_run(kura_db *db, const pq_prepared *pp, const kura_execute_statement_req *req,
-                   kura_execute_statement_res *res)
+kura_status pq_run_plan(kura_db *db, const pq_plan *p, item_pre *pre,
+                        const kura_execute_statement_req *req, kura_execute_statement_res *res)
 {
     memset(res, 0, sizeof *res);
-    const pq_plan *p = &pp->plan;
     switch (p->kind) {
     case PQ_P_GET:
-        return run_get(db, p, req, res);
+        return run_get(db, p, pre, req, res);
     case PQ_P_QUERY:
     case PQ_P_SCAN:
         return run_page(db, p, req, res);
     default:
-        return run_write(db, p, req, res);
+        return run_write(db, p, pre, req, res);
     }
+}
+
+kura_status pq_run(kura_db *db, const pq_prepared *pp, const kura_execute_statement_req *req,
+                   kura_execute_statement_res *res)
+{
+    return pq_run_plan(db, &pp->plan, NULL, req, res);
 }
 
 kura_status kura_execute_statement(kura_db *db, const kura_execute_statement_req *req,

@@ -193,6 +193,9 @@ typedef struct pq_binding {
     pq_bind_kind kind;
     char placeholder[16]; /* PQ_BIND_VALUE */
     char *attr;           /* PQ_BIND_ITEM: the attribute name (malloc'ed, the plan's) */
+    kura_value *slot;     /* cache.c: the map entry the value goes into (NULL until cached) */
+    uint8_t type;         /* cache.c: PQ_BIND_VALUE: the value's type when the plan's
+                           * expressions were parsed */
 } pq_binding;
 
 /* What a statement becomes. The strings and maps are owned by the plan. */
@@ -244,6 +247,12 @@ kura_status pq_cached_run(kura_db *db, const kura_execute_statement_req *req,
 /* Runs a prepared statement as kura_execute_statement describes (res_out zeroed first). */
 kura_status pq_run(kura_db *db, const pq_prepared *p, const kura_execute_statement_req *req,
                    kura_execute_statement_res *res_out);
+/* pq_run of a plan whose GET, PUT, UPDATE or DELETE takes `pre` (engine/item_int.h: the
+ * plan's expressions parsed ahead, the key names it was made for; NULL: none). */
+struct item_pre;
+kura_status pq_run_plan(kura_db *db, const pq_plan *p, struct item_pre *pre,
+                        const kura_execute_statement_req *req,
+                        kura_execute_statement_res *res_out);
 /* The NextToken of a LastEvaluatedKey (malloc'ed) and back (KURA_E_INVALID "Invalid
  * NextToken" for text no LastEvaluatedKey gives). */
 kura_status pq_token_encode(const kura_value *key, char **token_out);
