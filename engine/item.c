@@ -453,7 +453,7 @@ kura_status kura_get_item(kura_db *db, const kura_get_item_req *req, kura_get_it
 kura_status item_get_pre(kura_db *db, const kura_get_item_req *req, item_pre *pre,
                          kura_get_item_res *res_out)
 {
-    return get_item(db, req, pre, res_out, NULL, NULL);
+    return get_item(db, req, pre, res_out, pre ? pre->enc : NULL, pre ? &pre->encoded : NULL);
 }
 
 kura_status kura_get_item_encoded(kura_db *db, const kura_get_item_req *req,

@@ -51,12 +51,16 @@ void item_exprs_free(item_exprs *e);
  * item_exprs_parse from the request's own text and maps, with values of the same types as
  * now (parse-time checks look at types). `hash`/`range` are the key names the plan was made
  * for: when the table's differ, the operation does nothing and sets `stale` (the plan must
- * be made again; the status is then KURA_E_NOT_FOUND without a message).
+ * be made again; the status is then KURA_E_NOT_FOUND without a message). `enc` (GetItem only,
+ * may be NULL) asks for kura_get_item_encoded()'s result (engine/get_encoded.h): `encoded`
+ * says whether the item was left in *enc.
  */
 typedef struct item_pre {
     const item_exprs *ex;
     const char *hash, *range; /* range NULL: no sort key */
+    kbuf *enc;
     bool stale;               /* out */
+    bool encoded;             /* out */
 } item_pre;
 
 /* kura_get_item, kura_update_item, kura_put_item and kura_delete_item with a pre (NULL: the

@@ -237,7 +237,8 @@ static void cache_put(pq_cache *c, const char *text, size_t len, pq_prepared *pp
 
 /* Runs a cached plan; *stale_out: the table's key is no longer the plan's (nothing done). */
 static kura_status entry_run(kura_db *db, pq_cached *e, const kura_execute_statement_req *req,
-                             kura_execute_statement_res *res, bool *stale_out)
+                             kbuf *enc, bool *encoded_out, kura_execute_statement_res *res,
+                             bool *stale_out)
 {
     *stale_out = false;
     const kura_value *params = req->parameters;
@@ -250,22 +251,23 @@ static kura_status entry_run(kura_db *db, pq_cached *e, const kura_execute_state
         return s;
     }
     bool parsed = entry_bind(e, params);
-    item_pre pre = {.ex = parsed ? &e->ex : NULL, .hash = e->hash, .range = e->range};
+    item_pre pre = {.ex = parsed ? &e->ex : NULL, .hash = e->hash, .range = e->range, .enc = enc};
     s = pq_run_plan(db, &e->plan, paged ? NULL : &pre, req, res);
     entry_unbind(e);
     *stale_out = pre.stale;
+    if (encoded_out) *encoded_out = pre.encoded;
     return s;
 }
 
-kura_status pq_cached_run(kura_db *db, const kura_execute_statement_req *req,
-                          kura_execute_statement_res *res)
+kura_status pq_cached_run(kura_db *db, const kura_execute_statement_req *req, kbuf *enc,
+                          bool *encoded_out, kura_execute_statement_res *res)
 {
     size_t len = strlen(req->statement);
     pq_cache *c = cache_get();
     pq_cached *e = cache_find(c, req->statement, len);
     if (e) {
         bool stale;
-        kura_status s = entry_run(db, e, req, res, &stale);
+        kura_status s = entry_run(db, e, req, enc, encoded_out, res, &stale);
         if (!stale) return s;
         kura_execute_statement_res_free(res);
         entry_clear(e);
@@ -273,7 +275,9 @@ kura_status pq_cached_run(kura_db *db, const kura_execute_statement_req *req,
     pq_prepared pp;
     pq_keys k;
     kura_status s = pq_prepare_keys(db, req->statement, req->parameters, &pp, &k);
-    if (s == KURA_OK) s = pq_run(db, &pp, req, res);
+    item_pre pre = {.enc = enc}; /* nothing parsed ahead, no key names to check */
+    if (s == KURA_OK) s = pq_run_plan(db, &pp.plan, &pre, req, res);
+    if (encoded_out) *encoded_out = pre.encoded;
     if (s == KURA_OK || s == KURA_E_CONDITION_FAILED || s == KURA_E_DUPLICATE_ITEM)
         cache_put(c, req->statement, len, &pp, &k);
     pq_keys_free(&k);

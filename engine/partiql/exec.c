@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "engine/item_int.h"
+#include "engine/partiql_encoded.h"
 #include "engine/partiql/partiql.h"
 #include "util/status.h"
 
@@ -46,7 +47,7 @@ static kura_status run_get(kura_db *db, const pq_plan *p, item_pre *pre,
     if (s != KURA_OK) return s;
     res->consumed_capacity = gr.consumed_capacity;
     memset(&gr.consumed_capacity, 0, sizeof gr.consumed_capacity);
-    s = one_item(res, gr.item);
+    s = pre && pre->encoded ? KURA_OK : one_item(res, gr.item); /* encoded: Items are *enc */
     gr.item = NULL;
     kura_get_item_res_free(&gr);
     return s;
@@ -157,13 +158,14 @@ kura_status pq_run(kura_db *db, const pq_prepared *pp, const kura_execute_statem
     return pq_run_plan(db, &pp->plan, NULL, req, res);
 }
 
-kura_status kura_execute_statement(kura_db *db, const kura_execute_statement_req *req,
-                                   kura_execute_statement_res *res_out)
+static kura_status execute(kura_db *db, const kura_execute_statement_req *req,
+                           kura_execute_statement_res *res_out, kbuf *enc, bool *encoded_out)
 {
     memset(res_out, 0, sizeof *res_out);
+    if (encoded_out) *encoded_out = false;
     if (!req->statement) return kura_err(KURA_E_INVALID, "Statement must not be null");
     kura_execute_statement_res res = {0};
-    kura_status s = pq_cached_run(db, req, &res);
+    kura_status s = pq_cached_run(db, req, enc, encoded_out, &res);
     if (s == KURA_OK) {
         *res_out = res;
         return KURA_OK;
@@ -174,6 +176,19 @@ kura_status kura_execute_statement(kura_db *db, const kura_execute_statement_req
     }
     kura_execute_statement_res_free(&res);
     return s;
+}
+
+kura_status kura_execute_statement(kura_db *db, const kura_execute_statement_req *req,
+                                   kura_execute_statement_res *res_out)
+{
+    return execute(db, req, res_out, NULL, NULL);
+}
+
+kura_status kura_execute_statement_encoded(kura_db *db, const kura_execute_statement_req *req,
+                                           kura_execute_statement_res *res_out, kbuf *enc,
+                                           bool *encoded_out)
+{
+    return execute(db, req, res_out, enc, encoded_out);
 }
 
 void kura_execute_statement_res_free(kura_execute_statement_res *r)

@@ -241,9 +241,10 @@ kura_status pq_prepare_keys(kura_db *db, const char *text, const kura_value *par
                             pq_prepared *out, pq_keys *keys_out);
 void pq_keys_free(pq_keys *k);
 /* kura_execute_statement's path: the plan from this thread's cache (cache.c) when the text
- * ran before, else pq_prepare_keys + pq_run, the plan then kept. res_out zeroed first. */
-kura_status pq_cached_run(kura_db *db, const kura_execute_statement_req *req,
-                          kura_execute_statement_res *res_out);
+ * ran before, else pq_prepare_keys + pq_run, the plan then kept. res_out zeroed first. `enc`
+ * (may be NULL): kura_execute_statement_encoded's buffer (engine/partiql_encoded.h). */
+kura_status pq_cached_run(kura_db *db, const kura_execute_statement_req *req, kbuf *enc,
+                          bool *encoded_out, kura_execute_statement_res *res_out);
 /* Runs a prepared statement as kura_execute_statement describes (res_out zeroed first). */
 kura_status pq_run(kura_db *db, const pq_prepared *p, const kura_execute_statement_req *req,
                    kura_execute_statement_res *res_out);
