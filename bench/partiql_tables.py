@@ -47,8 +47,8 @@ def row(what, layer, ratios, target):
     if not ratios:
         return "| %s | %s | n/a | | |" % (what, layer)
     med = statistics.median(ratios)
-    each = ", ".join("%.2fx" % v for v in ratios)
-    spread = "%.2fx-%.2fx" % (min(ratios), max(ratios))
+    each = ", ".join("%.3fx" % v for v in ratios)
+    spread = "%.3fx-%.3fx" % (min(ratios), max(ratios))
     v = verdict(ratios, lambda x: x >= TARGET) if target else "(no target)"
     return "| %s | %s | **%.2fx** | %s (%s) | %s |" % (what, layer, med, each, spread, v)
 

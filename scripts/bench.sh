@@ -134,6 +134,7 @@ set -e
 
 if [[ ${SUITE:-core} == partiql ]]; then
     http=()
+    mkdir -p "$data/http"
     for rep in 1 2 3; do
         json=$base-http-r$rep.json
         "$build/bin/kura-http-bench" --name=kura-relaxed --round="$rep/3" \

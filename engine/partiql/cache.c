@@ -60,6 +60,7 @@ typedef struct pq_cache {
 
 static pthread_key_t cache_key;
 static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+static _Thread_local pq_cache *tls_cache;
 
 static void entry_clear(pq_cached *c)
 {
@@ -75,6 +76,7 @@ static void entry_clear(pq_cached *c)
 static void cache_destroy(void *p)
 {
     pq_cache *c = p;
+    tls_cache = NULL;
     for (int i = 0; i < PQ_CACHE_SLOTS; i++) entry_clear(&c->e[i]);
     free(c);
 }
@@ -84,16 +86,19 @@ static void cache_key_make(void)
     pthread_key_create(&cache_key, cache_destroy);
 }
 
-/* This thread's cache, made on first use; NULL when out of memory (then nothing is cached). */
+/* This thread's cache (the key's value, also kept in a thread-local pointer for the path of a
+ * statement: the key is there for its destructor), made on first use; NULL when out of memory
+ * (then nothing is cached). */
 static pq_cache *cache_get(void)
 {
+    if (tls_cache) return tls_cache;
     pthread_once(&cache_once, cache_key_make);
-    pq_cache *c = pthread_getspecific(cache_key);
-    if (!c && (c = calloc(1, sizeof *c)) && pthread_setspecific(cache_key, c) != 0) {
+    pq_cache *c = calloc(1, sizeof *c);
+    if (c && pthread_setspecific(cache_key, c) != 0) {
         free(c);
         c = NULL;
     }
-    return c;
+    return tls_cache = c;
 }
 
 static pq_cached *cache_find(pq_cache *c, const char *text, size_t len)
