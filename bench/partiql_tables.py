@@ -2,17 +2,21 @@
 """partiql_tables.py - the "PartiQL" table of docs/BENCHMARKS.md: PartiQL statements against the
 item operations they stand for, as ratios of throughput measured in the same run.
 
-usage: bench/partiql_tables.py BENCH.json [--http HTTP.json ...]
+usage: bench/partiql_tables.py FILE.json...
 
-BENCH.json is a kura-bench run of the item workloads on kura-capi, kura-partiql, kura-json
+Each file is told by its contents: a kura-bench run (SUITE=partiql scripts/bench.sh's
+partiql-<time>.json) or a kura-http-bench run (its partiql-<time>-http-r<round>.json); "--http"
+before a file is accepted and changes nothing.
+
+A kura-bench file is a run of the item workloads on kura-capi, kura-partiql, kura-json
 and kura-json-partiql (SUITE=partiql scripts/bench.sh): every round ("repeat") gives the
 ratios kura-partiql / kura-capi and kura-json-partiql / kura-json of putitem (INSERT),
 getitem (SELECT * by the full key) and updateitem (UPDATE SET n = n + 1 by key). Each
-HTTP.json is one kura-http-bench run against one kura-server (one round) with the workloads
+kura-http-bench file is one run against one kura-server (one round) with the workloads
 get, pq_get, update and pq_update: its ratios are pq_get / get and pq_update / update at each
-connection count. Each row gives the median over the rounds, every round's ratio, and the
-verdict against the issue's target of 0.9x (no target for INSERT). Exit status 1 if a file
-lacks a workload.
+connection count. With several files the rounds are pooled. Each row gives the median over
+the rounds, every round's ratio, and the verdict against the issue's target of 0.9x (no
+target for INSERT). Exit status 1 if a file lacks a workload.
 """
 import json
 import os
@@ -33,14 +37,16 @@ HTTP = [("pq_get", "get", "SELECT * by key / GetItem"),
         ("pq_update", "update", "UPDATE SET n = n + 1 by key / UpdateItem")]
 
 
-def bench_rounds(path):
-    """{(engine, workload): {repeat: ops/s}}."""
-    with open(path) as f:
-        d = json.load(f)
+def bench_rounds(paths):
+    """{(engine, workload): {(file, repeat): ops/s}}, the files' rounds pooled."""
     out = {}
-    for r in d["results"]:
-        out[(r["engine"], r["workload"])] = {x["repeat"]: x["ops_per_sec"] for x in r["runs"]}
-    return out, d
+    for i, path in enumerate(paths):
+        with open(path) as f:
+            d = json.load(f)
+        for r in d["results"]:
+            runs = out.setdefault((r["engine"], r["workload"]), {})
+            runs.update({(i, x["repeat"]): x["ops_per_sec"] for x in r["runs"]})
+    return out
 
 
 def row(what, layer, ratios, target):
@@ -55,20 +61,19 @@ def row(what, layer, ratios, target):
 
 def main(argv):
     http = []
-    bench = None
+    bench = []
     args = iter(argv)
     for a in args:
-        if a == "--http":
-            http.append(next(args))
-        elif a.startswith("--http="):
-            http.append(a[7:])
-        else:
-            bench = a
+        if a in ("--http",):
+            continue
+        path = a[7:] if a.startswith("--http=") else a
+        with open(path) as f:
+            (bench if "machine" in json.load(f) else http).append(path)
     print("| statement / operation | way in | median ratio | rounds (range) | >= %.1fx |" % TARGET)
     print("|---|---|---:|---|---|")
     status = 0
     if bench:
-        runs, d = bench_rounds(bench)
+        runs = bench_rounds(bench)
         for wl, what, target in CAPI:
             for layer, pq, base in PAIRS:
                 a, b = runs.get((pq, wl)), runs.get((base, wl))
