@@ -9,6 +9,7 @@
 
 #include "api/api_int.h"
 #include "engine/model/value.h"
+#include "engine/partiql_encoded.h"
 
 kura_status api_params_decode(const jd_t *obj, kura_value **out)
 {
@@ -67,13 +68,24 @@ static kura_status run_execute(api_call *c)
         .return_values_on_condition_check_failure =
             api_return_values(c->req, "ReturnValuesOnConditionCheckFailure"),
     };
+    /* the item of a SELECT by key is printed from its stored bytes (as GetItem's) */
     kura_execute_statement_res res = {0};
-    s = api_engine(kura_execute_statement(c->db, &req, &res));
+    kbuf enc = KBUF_INIT;
+    bool encoded = false;
+    s = api_engine(kura_execute_statement_encoded(c->db, &req, &res, &enc, &encoded));
     if (s == KURA_E_CONDITION_FAILED && res.item) {
         c->item = res.item;
         res.item = NULL;
     }
-    if (s == KURA_OK) s = api_out_items(c, res.items);
+    if (s == KURA_OK && encoded) {
+        s = jw_key(&c->out, "Items", 5);
+        if (s == KURA_OK) s = jw_raw(&c->out, "[");
+        if (s == KURA_OK && enc.len) s = jw_item_encoded(&c->out, enc.data, enc.len);
+        if (s == KURA_OK) s = jw_raw(&c->out, "]");
+    } else if (s == KURA_OK) {
+        s = api_out_items(c, res.items);
+    }
+    kbuf_free(&enc);
     if (s == KURA_OK && res.next_token) {
         s = jw_key(&c->out, "NextToken", 9);
         if (s == KURA_OK) s = jw_string(&c->out, res.next_token, strlen(res.next_token));

@@ -1,7 +1,8 @@
 /*
  * engine_items.c - the item-level pseudo-engines of kura-bench (bench/items.h): kura-raw,
- * kura-capi, kura-json and kura-partiql, over one table "bench" (S partition key "pk", S sort
- * key "sk").
+ * kura-capi and kura-json, over one table "bench" (S partition key "pk", S sort key "sk");
+ * kura-partiql and kura-json-partiql, which share its database and items (items_int.h), are
+ * in engine_partiql.c.
  *
  * All three open kura with the settings of the kura engine (engine_kura.c): KURA_RELAXED for
  * the writes, --memtable-mb, --cache-mb, --partitions. kura-raw builds every item's storage
@@ -19,24 +20,14 @@
 
 #include "bench/index/index.h"
 #include "bench/items.h"
+#include "bench/items_int.h"
 #include "bench/txn/txn.h"
 #include "engine/model/value.h"
 #include "util/status.h"
 
-#define ITEMS_TABLE "bench"
 
-struct bench_idb {
-    kura_db *db;
-    kura_tree *tree; /* kura-raw: the table's data tree */
-    uint64_t num;
-    /* kura-raw: the prebuilt bytes of item i are keys[koff[i]..koff[i+1]) and likewise vals */
-    uint8_t *keys, *vals;
-    uint64_t *koff, *voff;
-    bench_item_fields *fields; /* kura-capi, kura-json: item i's fields, prebuilt */
-    kura_value *one; /* kura-capi: the map {":one": 1} */
-};
 
-static kura_status idb_fail(kura_status s, const char *what)
+kura_status bench_idb_fail(kura_status s, const char *what)
 {
     char msg[512];
     snprintf(msg, sizeof msg, "%s", kura_last_error());
@@ -59,7 +50,7 @@ static kura_status idb_open(const char *dir, const bench_engine_opts *o, const b
     kura_status s = kura_open(dir, &ko, &d->db);
     if (s != KURA_OK) {
         free(d);
-        return idb_fail(s, "open");
+        return bench_idb_fail(s, "open");
     }
     d->num = cfg->num;
     kura_attribute_definition defs[] = {{"pk", KURA_S}, {"sk", KURA_S}};
@@ -77,7 +68,7 @@ static kura_status idb_open(const char *dir, const bench_engine_opts *o, const b
     else if (s == KURA_E_RESOURCE_IN_USE)
         s = KURA_OK;
     if (s != KURA_OK) {
-        s = idb_fail(s, "CreateTable");
+        s = bench_idb_fail(s, "CreateTable");
         kura_close(d->db);
         free(d);
         return s;
@@ -86,7 +77,7 @@ static kura_status idb_open(const char *dir, const bench_engine_opts *o, const b
     return KURA_OK;
 }
 
-static kura_status idb_close(bench_idb *d)
+kura_status bench_idb_close(bench_idb *d)
 {
     kura_status s = kura_close(d->db);
     free(d->fields);
@@ -101,7 +92,7 @@ static kura_status idb_close(bench_idb *d)
 
 /* ---- Items as kura_values (kura-raw builds its bytes from these too) --------------------- */
 
-static kura_status put_s(kura_value *m, const char *name, const char *s)
+kura_status bench_put_s(kura_value *m, const char *name, const char *s)
 {
     return kura_value_map_put(m, name, strlen(name), kura_value_s(s, strlen(s)));
 }
@@ -112,9 +103,9 @@ kura_value *bench_item_value(const bench_item_fields *f, const char *n, bool wit
     bool ok = m && tags && prof;
     for (int i = 0; ok && i < 3; i++)
         ok = kura_value_append(tags, kura_value_s(f->tag[i], strlen(f->tag[i]))) == KURA_OK;
-    ok = ok && put_s(prof, "city", f->city) == KURA_OK && put_s(prof, "zip", f->zip) == KURA_OK;
-    ok = ok && put_s(m, "pk", f->pk) == KURA_OK && put_s(m, "sk", f->sk) == KURA_OK &&
-         put_s(m, "name", f->name) == KURA_OK && put_s(m, "email", f->email) == KURA_OK &&
+    ok = ok && bench_put_s(prof, "city", f->city) == KURA_OK && bench_put_s(prof, "zip", f->zip) == KURA_OK;
+    ok = ok && bench_put_s(m, "pk", f->pk) == KURA_OK && bench_put_s(m, "sk", f->sk) == KURA_OK &&
+         bench_put_s(m, "name", f->name) == KURA_OK && bench_put_s(m, "email", f->email) == KURA_OK &&
          kura_value_map_put(m, "n", 1, kura_value_n(n, strlen(n))) == KURA_OK &&
          kura_value_map_put(m, "price", 5, kura_value_n(f->price, strlen(f->price))) == KURA_OK &&
          kura_value_map_put(m, "active", 6, kura_value_bool(f->active)) == KURA_OK;
@@ -140,7 +131,7 @@ kura_value *bench_item_value(const bench_item_fields *f, const char *n, bool wit
 static kura_value *key_value(const bench_item_fields *f)
 {
     kura_value *k = kura_value_map();
-    if (k && (put_s(k, "pk", f->pk) != KURA_OK || put_s(k, "sk", f->sk) != KURA_OK)) {
+    if (k && (bench_put_s(k, "pk", f->pk) != KURA_OK || bench_put_s(k, "sk", f->sk) != KURA_OK)) {
         kura_value_free(k);
         return NULL;
     }
@@ -148,7 +139,7 @@ static kura_value *key_value(const bench_item_fields *f)
 }
 
 /* The database plus every item's fields, formatted before the clock starts. */
-static kura_status fields_open(const char *dir, const bench_engine_opts *o,
+kura_status bench_fields_open(const char *dir, const bench_engine_opts *o,
                                const bench_config *cfg, bench_idb **out)
 {
     bench_idb *d;
@@ -156,7 +147,7 @@ static kura_status fields_open(const char *dir, const bench_engine_opts *o,
     if (s != KURA_OK)
         return s;
     if (!(d->fields = malloc((cfg->num ? cfg->num : 1) * sizeof *d->fields))) {
-        idb_close(d);
+        bench_idb_close(d);
         return kura_err(KURA_E_NOMEM, "item fields");
     }
     for (uint64_t i = 0; i < cfg->num; i++)
@@ -174,7 +165,7 @@ static kura_status raw_open(const char *dir, const bench_engine_opts *o, const b
                             bench_idb **out)
 {
     bench_idb *d;
-    kura_status s = fields_open(dir, o, cfg, &d);
+    kura_status s = bench_fields_open(dir, o, cfg, &d);
     if (s != KURA_OK)
         return s;
     const char *names[4];
@@ -199,8 +190,8 @@ static kura_status raw_open(const char *dir, const bench_engine_opts *o, const b
     d->keys = keys.data;
     d->vals = vals.data;
     if (s != KURA_OK) {
-        idb_close(d);
-        return idb_fail(s, "kura-raw: building items");
+        bench_idb_close(d);
+        return bench_idb_fail(s, "kura-raw: building items");
     }
     *out = d;
     return KURA_OK;
@@ -270,7 +261,7 @@ static kura_status capi_put(bench_idb *d, uint64_t i)
     kura_status s = kura_put_item(d->db, &req, &res);
     kura_write_result_free(&res);
     kura_value_free(item);
-    return s == KURA_OK ? s : idb_fail(s, "PutItem");
+    return s == KURA_OK ? s : bench_idb_fail(s, "PutItem");
 }
 
 static kura_status capi_get(bench_idb *d, uint64_t i, bool *found_out)
@@ -284,7 +275,7 @@ static kura_status capi_get(bench_idb *d, uint64_t i, bool *found_out)
     *found_out = s == KURA_OK && res.item != NULL;
     kura_get_item_res_free(&res);
     kura_value_free(key);
-    return s == KURA_OK ? s : idb_fail(s, "GetItem");
+    return s == KURA_OK ? s : bench_idb_fail(s, "GetItem");
 }
 
 static kura_status capi_query(bench_idb *d, uint64_t i, uint64_t *count_out)
@@ -303,7 +294,7 @@ static kura_status capi_query(bench_idb *d, uint64_t i, uint64_t *count_out)
     *count_out = page.count;
     kura_page_free(&page);
     kura_value_free(vals);
-    return s == KURA_OK ? s : idb_fail(s, "Query");
+    return s == KURA_OK ? s : bench_idb_fail(s, "Query");
 }
 
 static kura_status capi_update(bench_idb *d, uint64_t i)
@@ -324,12 +315,12 @@ static kura_status capi_update(bench_idb *d, uint64_t i)
     kura_status s = kura_update_item(d->db, &req, &res);
     kura_write_result_free(&res);
     kura_value_free(key);
-    return s == KURA_OK ? s : idb_fail(s, "UpdateItem");
+    return s == KURA_OK ? s : bench_idb_fail(s, "UpdateItem");
 }
 
 /* ---- kura-json ----------------------------------------------------------------------------- */
 
-static kura_status json_call(bench_idb *d, const char *op, const char *body, size_t len,
+kura_status bench_json_call(bench_idb *d, const char *op, const char *body, size_t len,
                              char **out)
 {
     size_t out_len;
@@ -357,12 +348,12 @@ static kura_status json_put(bench_idb *d, uint64_t i)
                      f.pk, f.sk, f.name, f.email, f.price, f.active ? "true" : "false",
                      f.tag[0], f.tag[1], f.tag[2], f.city, f.zip, b64);
     char *out = NULL;
-    kura_status s = json_call(d, "PutItem", body, (size_t)n, &out);
+    kura_status s = bench_json_call(d, "PutItem", body, (size_t)n, &out);
     kura_free(out);
     return s;
 }
 
-static int key_json(const bench_idb *d, char *buf, size_t cap, uint64_t i)
+int bench_key_json(const bench_idb *d, char *buf, size_t cap, uint64_t i)
 {
     const bench_item_fields *f = &d->fields[i];
     return snprintf(buf, cap, "\"Key\":{\"pk\":{\"S\":\"%s\"},\"sk\":{\"S\":\"%s\"}}", f->pk,
@@ -372,10 +363,10 @@ static int key_json(const bench_idb *d, char *buf, size_t cap, uint64_t i)
 static kura_status json_get(bench_idb *d, uint64_t i, bool *found_out)
 {
     char key[256], body[512];
-    key_json(d, key, sizeof key, i);
+    bench_key_json(d, key, sizeof key, i);
     int n = snprintf(body, sizeof body, "{\"TableName\":\"" ITEMS_TABLE "\",%s}", key);
     char *out = NULL;
-    kura_status s = json_call(d, "GetItem", body, (size_t)n, &out);
+    kura_status s = bench_json_call(d, "GetItem", body, (size_t)n, &out);
     *found_out = s == KURA_OK && strstr(out, "\"Item\"") != NULL;
     kura_free(out);
     return s;
@@ -390,7 +381,7 @@ static kura_status json_query(bench_idb *d, uint64_t i, uint64_t *count_out)
                      "\"ExpressionAttributeValues\":{\":p\":{\"S\":\"%s\"}}}",
                      f.pk);
     char *out = NULL;
-    kura_status s = json_call(d, "Query", body, (size_t)n, &out);
+    kura_status s = bench_json_call(d, "Query", body, (size_t)n, &out);
     const char *c = s == KURA_OK ? strstr(out, "\"Count\":") : NULL;
     *count_out = c ? strtoull(c + 8, NULL, 10) : 0;
     kura_free(out);
@@ -400,117 +391,20 @@ static kura_status json_query(bench_idb *d, uint64_t i, uint64_t *count_out)
 static kura_status json_update(bench_idb *d, uint64_t i)
 {
     char key[256], body[768];
-    key_json(d, key, sizeof key, i);
+    bench_key_json(d, key, sizeof key, i);
     int n = snprintf(body, sizeof body,
                      "{\"TableName\":\"" ITEMS_TABLE "\",%s,\"UpdateExpression\":"
                      "\"SET n = n + :one\",\"ExpressionAttributeValues\":{\":one\":{\"N\":\"1\"}}}",
                      key);
     char *out = NULL;
-    kura_status s = json_call(d, "UpdateItem", body, (size_t)n, &out);
+    kura_status s = bench_json_call(d, "UpdateItem", body, (size_t)n, &out);
     kura_free(out);
     return s;
 }
 
-/* ---- kura-partiql --------------------------------------------------------------------------- */
+/* ---- The pseudo-engines (kura-partiql: engine_partiql.c) ------------------------------------------------------------- */
 
-/* kura_execute_statement with the statement's values as parameters, built in the loop as
- * kura-capi builds its keys and items. */
-static kura_status pq_exec(bench_idb *d, const char *stmt, kura_value *params,
-                           kura_execute_statement_res *res)
-{
-    if (!params) return kura_err(KURA_E_NOMEM, "parameters");
-    kura_execute_statement_req req = {.statement = stmt, .parameters = params};
-    kura_status s = kura_execute_statement(d->db, &req, res);
-    kura_value_free(params);
-    return s == KURA_OK ? s : idb_fail(s, stmt);
-}
-
-/* [pk, sk] of item i (NULL when out of memory). */
-static kura_value *pq_key_params(const bench_item_fields *f)
-{
-    kura_value *l = kura_value_list();
-    if (l && (kura_value_append(l, kura_value_s(f->pk, strlen(f->pk))) != KURA_OK ||
-              kura_value_append(l, kura_value_s(f->sk, strlen(f->sk))) != KURA_OK)) {
-        kura_value_free(l);
-        return NULL;
-    }
-    return l;
-}
-
-/* INSERT's parameters, in the statement's order, built from the fields as capi_put builds its
- * item (no item is built and then copied). */
-static kura_value *pq_item_params(const bench_item_fields *f)
-{
-    kura_value *l = kura_value_list(), *prof = kura_value_map(), *tags = kura_value_set(KURA_SS);
-    bool ok = l && prof && tags;
-    for (int k = 0; ok && k < 3; k++)
-        ok = kura_value_append(tags, kura_value_s(f->tag[k], strlen(f->tag[k]))) == KURA_OK;
-    ok = ok && put_s(prof, "city", f->city) == KURA_OK && put_s(prof, "zip", f->zip) == KURA_OK;
-    kura_value *vals[] = {kura_value_bool(f->active), kura_value_b(f->data, sizeof f->data),
-                          kura_value_s(f->email, strlen(f->email)), kura_value_n("0", 1),
-                          kura_value_s(f->name, strlen(f->name)),
-                          kura_value_s(f->pk, strlen(f->pk)),
-                          kura_value_n(f->price, strlen(f->price)), prof,
-                          kura_value_s(f->sk, strlen(f->sk)), tags};
-    for (size_t k = 0; k < sizeof vals / sizeof vals[0]; k++) {
-        if (ok) ok = kura_value_append(l, vals[k]) == KURA_OK; /* takes vals[k] */
-        else kura_value_free(vals[k]);
-    }
-    if (!ok) {
-        kura_value_free(l);
-        return NULL;
-    }
-    return l;
-}
-
-static kura_status pq_put(bench_idb *d, uint64_t i)
-{
-    kura_execute_statement_res res;
-    kura_status s = pq_exec(d, "INSERT INTO \"" ITEMS_TABLE "\" VALUE {'active': ?, 'data': ?, "
-                               "'email': ?, 'n': ?, 'name': ?, 'pk': ?, 'price': ?, "
-                               "'profile': ?, 'sk': ?, 'tags': ?}",
-                            pq_item_params(&d->fields[i]), &res);
-    kura_execute_statement_res_free(&res);
-    return s;
-}
-
-static kura_status pq_get(bench_idb *d, uint64_t i, bool *found_out)
-{
-    kura_execute_statement_res res;
-    kura_status s = pq_exec(d, "SELECT * FROM \"" ITEMS_TABLE "\" WHERE pk = ? AND sk = ?",
-                            pq_key_params(&d->fields[i]), &res);
-    *found_out = s == KURA_OK && kura_value_count(res.items) == 1;
-    kura_execute_statement_res_free(&res);
-    return s;
-}
-
-static kura_status pq_query(bench_idb *d, uint64_t i, uint64_t *count_out)
-{
-    const bench_item_fields *f = &d->fields[i];
-    kura_value *l = kura_value_list();
-    if (l && kura_value_append(l, kura_value_s(f->pk, strlen(f->pk))) != KURA_OK) {
-        kura_value_free(l);
-        l = NULL;
-    }
-    kura_execute_statement_res res;
-    kura_status s = pq_exec(d, "SELECT * FROM \"" ITEMS_TABLE "\" WHERE pk = ?", l, &res);
-    *count_out = s == KURA_OK ? kura_value_count(res.items) : 0;
-    kura_execute_statement_res_free(&res);
-    return s;
-}
-
-static kura_status pq_update(bench_idb *d, uint64_t i)
-{
-    kura_execute_statement_res res;
-    kura_status s = pq_exec(d, "UPDATE \"" ITEMS_TABLE "\" SET n = n + 1 WHERE pk = ? AND sk = ?",
-                            pq_key_params(&d->fields[i]), &res);
-    kura_execute_statement_res_free(&res);
-    return s;
-}
-
-/* ---- The four pseudo-engines ------------------------------------------------------------- */
-
-static void items_settings(const bench_engine_opts *o, char *buf, size_t cap)
+void bench_items_settings(const bench_engine_opts *o, char *buf, size_t cap)
 {
     snprintf(buf, cap,
              "kura item layer; table with S pk + S sk, %u partitions; memtable_budget_bytes "
@@ -519,22 +413,17 @@ static void items_settings(const bench_engine_opts *o, char *buf, size_t cap)
              (unsigned long long)(o->cache_bytes >> 20));
 }
 
-static const bench_item_api raw_api = {raw_open, idb_close, raw_put, raw_get, raw_query,
+static const bench_item_api raw_api = {raw_open, bench_idb_close, raw_put, raw_get, raw_query,
                                        raw_update};
-static const bench_item_api capi_api = {fields_open, idb_close, capi_put, capi_get, capi_query,
+static const bench_item_api capi_api = {bench_fields_open, bench_idb_close, capi_put, capi_get, capi_query,
                                         capi_update};
-static const bench_item_api json_api = {fields_open, idb_close, json_put, json_get, json_query,
+static const bench_item_api json_api = {bench_fields_open, bench_idb_close, json_put, json_get, json_query,
                                         json_update};
-static const bench_item_api partiql_api = {fields_open, idb_close, pq_put, pq_get, pq_query,
-                                           pq_update};
 
-const bench_engine bench_engine_kura_raw = {.name = "kura-raw", .settings = items_settings,
+const bench_engine bench_engine_kura_raw = {.name = "kura-raw", .settings = bench_items_settings,
                                             .items = &raw_api};
-const bench_engine bench_engine_kura_capi = {.name = "kura-capi", .settings = items_settings,
+const bench_engine bench_engine_kura_capi = {.name = "kura-capi", .settings = bench_items_settings,
                                              .items = &capi_api, .index_run = bench_index_run,
                                              .txn_run = bench_txn_run};
-const bench_engine bench_engine_kura_json = {.name = "kura-json", .settings = items_settings,
+const bench_engine bench_engine_kura_json = {.name = "kura-json", .settings = bench_items_settings,
                                              .items = &json_api};
-const bench_engine bench_engine_kura_partiql = {.name = "kura-partiql",
-                                                .settings = items_settings,
-                                                .items = &partiql_api};

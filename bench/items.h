@@ -12,6 +12,8 @@
  *   kura-partiql  kura_execute_statement: INSERT, SELECT by full key / by partition key and
  *               UPDATE SET n = n + 1 by key, the values as parameters built in the loop
  *               (docs/partiql.md); against kura-capi it prices the parse and translation
+ *   kura-json-partiql  the same statements as ExecuteStatement through kura_execute (JSON
+ *               bodies with Parameters, built in the loop); against kura-json
  *
  * Items: --num items of one table with an S partition key of 16 bytes (20 items per
  * partition key) and an S sort key, and 8 more attributes of mixed types (S, N, BOOL, SS, M,

@@ -38,7 +38,7 @@ static void usage(FILE *out)
             "and p99 latency, bytes on disk and peak RSS, as tables and as JSON.\n\n"
             "  --engines=LIST     comma-separated; 'all' = every key/value engine compiled in\n"
             "                     (default); 'items' = kura-raw,kura-capi,kura-json,\n"
-            "                     kura-partiql, the\n"
+            "                     kura-partiql,kura-json-partiql, the\n"
             "                     item-level ways into kura for putitem,getitem,query,updateitem;\n"
             "                     the index and transaction workloads run on kura-capi alone\n"
             "  --workloads=LIST   comma-separated, run in order (default: the storage-core\n"

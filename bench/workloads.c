@@ -89,7 +89,7 @@ const char *bench_workload_skip_reason(const bench_workload *wl, const bench_eng
     if (bench_wl_is_index(wl->kind) && e->index_run == NULL)
         return "index workloads run on kura-capi (the C API)";
     if (bench_wl_is_item(wl->kind) && e->items == NULL)
-        return "item workloads run on kura-raw, kura-capi, kura-json and kura-partiql";
+        return "item workloads run on kura-raw, kura-capi, kura-json, kura-partiql and kura-json-partiql";
     if (!bench_wl_is_item(wl->kind) && e->items != NULL)
         return "an item-level engine runs only the item workloads";
     if (wl->kind == BENCH_WL_COMPACT && e->compact == NULL)

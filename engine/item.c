@@ -281,7 +281,8 @@ typedef struct single_write {
     kura_return_metrics rm;
 } single_write;
 
-static kura_status single_write_check(const single_write *w, item_exprs *ex)
+static kura_status single_write_check(const single_write *w, const item_pre *pre,
+                                      item_exprs *ex)
 {
     kura_status s = item_check_map_param(w->m, w->is_put ? "item" : "key");
     if (s == KURA_OK)
@@ -293,16 +294,16 @@ static kura_status single_write_check(const single_write *w, item_exprs *ex)
     if (s == KURA_OK)
         s = item_check_return_metrics(w->rm);
     if (s == KURA_OK)
-        s = item_exprs_parse(w->expr, NULL, w->condition_expression, NULL,
-                             "ConditionExpression is null", ex);
+        s = item_pre_exprs(pre, w->expr, NULL, w->condition_expression, NULL,
+                           "ConditionExpression is null", ex);
     return s;
 }
 
-static kura_status single_write_run(kura_db *db, const single_write *w,
+static kura_status single_write_run(kura_db *db, const single_write *w, item_pre *pre,
                                     kura_write_result *res_out)
 {
     item_exprs ex = {0};
-    kura_status s = single_write_check(w, &ex);
+    kura_status s = single_write_check(w, pre, &ex);
     if (s != KURA_OK)
         return s;
     kura_table *t = NULL;
@@ -310,6 +311,8 @@ static kura_status single_write_run(kura_db *db, const single_write *w,
     kura_value old = {0};
     bool found = false;
     s = table_acquire(db, w->table_name, &t);
+    if (s == KURA_OK && item_pre_stale(pre, t))
+        s = KURA_E_NOT_FOUND;
     if (s == KURA_OK)
         s = key_build(&t->ks, w->m, w->is_put ? KEY_FROM_ITEM : KEY_FROM_KEY, &key);
     if (s == KURA_OK && w->is_put)
@@ -328,36 +331,48 @@ static kura_status single_write_run(kura_db *db, const single_write *w,
     val_clear(&old);
     kbuf_free(&key);
     table_release(t);
-    item_exprs_free(&ex);
+    item_pre_done(pre, &ex);
     return s;
 }
 
-kura_status kura_put_item(kura_db *db, const kura_put_item_req *req, kura_write_result *res_out)
+kura_status item_put_pre(kura_db *db, const kura_put_item_req *req, item_pre *pre,
+                         kura_write_result *res_out)
 {
     single_write w = {req->table_name, req->item, true, req->condition_expression, &req->expr,
                       req->return_values, req->return_values_on_condition_check_failure,
                       req->return_consumed_capacity, req->return_item_collection_metrics};
-    return single_write_run(db, &w, res_out);
+    return single_write_run(db, &w, pre, res_out);
+}
+
+kura_status kura_put_item(kura_db *db, const kura_put_item_req *req, kura_write_result *res_out)
+{
+    return item_put_pre(db, req, NULL, res_out);
+}
+
+kura_status item_delete_pre(kura_db *db, const kura_delete_item_req *req, item_pre *pre,
+                            kura_write_result *res_out)
+{
+    single_write w = {req->table_name, req->key, false, req->condition_expression, &req->expr,
+                      req->return_values, req->return_values_on_condition_check_failure,
+                      req->return_consumed_capacity, req->return_item_collection_metrics};
+    return single_write_run(db, &w, pre, res_out);
 }
 
 kura_status kura_delete_item(kura_db *db, const kura_delete_item_req *req,
                              kura_write_result *res_out)
 {
-    single_write w = {req->table_name, req->key, false, req->condition_expression, &req->expr,
-                      req->return_values, req->return_values_on_condition_check_failure,
-                      req->return_consumed_capacity, req->return_item_collection_metrics};
-    return single_write_run(db, &w, res_out);
+    return item_delete_pre(db, req, NULL, res_out);
 }
 
 /* ---- GetItem ---------------------------------------------------------------------------- */
 
-static kura_status get_check(const kura_get_item_req *req, item_exprs *ex)
+static kura_status get_check(const kura_get_item_req *req, const item_pre *pre, item_exprs *ex)
 {
     kura_status s = item_check_map_param(req->key, "key");
     if (s == KURA_OK)
         s = val_validate(req->key);
     if (s == KURA_OK)
-        s = item_exprs_parse(&req->expr, NULL, NULL, req->projection_expression, NULL, ex);
+        s = item_pre_exprs(pre, &req->expr, NULL, NULL, req->projection_expression, NULL, ex);
     return s;
 }
 
@@ -390,11 +405,11 @@ static kura_status get_read(kura_table *t, const kbuf *key, const item_exprs *ex
 }
 
 /* kura_get_item(), or with `enc` kura_get_item_encoded(). */
-static kura_status get_item(kura_db *db, const kura_get_item_req *req, kura_get_item_res *res_out,
-                            kbuf *enc, bool *encoded_out)
+static kura_status get_item(kura_db *db, const kura_get_item_req *req, item_pre *pre,
+                            kura_get_item_res *res_out, kbuf *enc, bool *encoded_out)
 {
     item_exprs ex = {0};
-    kura_status s = get_check(req, &ex);
+    kura_status s = get_check(req, pre, &ex);
     if (s != KURA_OK)
         return s;
     bool want_bytes = req->return_consumed_capacity != KURA_CAPACITY_NONE;
@@ -404,6 +419,8 @@ static kura_status get_item(kura_db *db, const kura_get_item_req *req, kura_get_
     kura_get_item_res res = {0};
     size_t bytes = 0;
     s = table_acquire(db, req->table_name, &t);
+    if (s == KURA_OK && item_pre_stale(pre, t))
+        s = KURA_E_NOT_FOUND;
     if (s == KURA_OK)
         s = key_build(&t->ks, req->key, KEY_FROM_KEY, &key);
     if (s == KURA_OK)
@@ -417,7 +434,7 @@ static kura_status get_item(kura_db *db, const kura_get_item_req *req, kura_get_
                           capacity_read_units(bytes, req->consistent_read), true);
     kbuf_free(&key);
     table_release(t);
-    item_exprs_free(&ex);
+    item_pre_done(pre, &ex);
     if (s != KURA_OK) {
         kura_get_item_res_free(&res);
         return s;
@@ -430,11 +447,17 @@ static kura_status get_item(kura_db *db, const kura_get_item_req *req, kura_get_
 
 kura_status kura_get_item(kura_db *db, const kura_get_item_req *req, kura_get_item_res *res_out)
 {
-    return get_item(db, req, res_out, NULL, NULL);
+    return get_item(db, req, NULL, res_out, NULL, NULL);
+}
+
+kura_status item_get_pre(kura_db *db, const kura_get_item_req *req, item_pre *pre,
+                         kura_get_item_res *res_out)
+{
+    return get_item(db, req, pre, res_out, pre ? pre->enc : NULL, pre ? &pre->encoded : NULL);
 }
 
 kura_status kura_get_item_encoded(kura_db *db, const kura_get_item_req *req,
                                   kura_get_item_res *res_out, kbuf *enc, bool *encoded_out)
 {
-    return get_item(db, req, res_out, enc, encoded_out);
+    return get_item(db, req, NULL, res_out, enc, encoded_out);
 }

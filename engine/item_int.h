@@ -43,6 +43,45 @@ kura_status item_exprs_parse(const kura_expression_attributes *ea, const char *u
                              item_exprs *out);
 void item_exprs_free(item_exprs *e);
 
+/*
+ * A request whose expressions were parsed ahead: PartiQL's plan cache (engine/partiql/cache.c)
+ * keeps the parsed expressions of a statement's plan and runs the plan again with other
+ * parameters put into the same values map, so that a statement run again costs no parse.
+ * `ex` (borrowed, NULL: parse the request's text as usual) must have been parsed by
+ * item_exprs_parse from the request's own text and maps, with values of the same types as
+ * now (parse-time checks look at types). `hash`/`range` are the key names the plan was made
+ * for: when the table's differ, the operation does nothing and sets `stale` (the plan must
+ * be made again; the status is then KURA_E_NOT_FOUND without a message). `enc` (GetItem only,
+ * may be NULL) asks for kura_get_item_encoded()'s result (engine/get_encoded.h): `encoded`
+ * says whether the item was left in *enc.
+ */
+typedef struct item_pre {
+    const item_exprs *ex;
+    const char *hash, *range; /* range NULL: no sort key */
+    kbuf *enc;
+    bool stale;               /* out */
+    bool encoded;             /* out */
+} item_pre;
+
+/* kura_get_item, kura_update_item, kura_put_item and kura_delete_item with a pre (NULL: the
+ * public functions' behaviour exactly). engine/item.c, item_update.c. */
+kura_status item_get_pre(kura_db *db, const kura_get_item_req *req, item_pre *pre,
+                         kura_get_item_res *res_out);
+kura_status item_update_pre(kura_db *db, const kura_update_item_req *req, item_pre *pre,
+                            kura_write_result *res_out);
+kura_status item_put_pre(kura_db *db, const kura_put_item_req *req, item_pre *pre,
+                         kura_write_result *res_out);
+kura_status item_delete_pre(kura_db *db, const kura_delete_item_req *req, item_pre *pre,
+                            kura_write_result *res_out);
+/* The expressions of a request: pre's (borrowed) when it has them, else item_exprs_parse's
+ * with these arguments. item_pre_done frees what item_pre_exprs parsed, nothing of pre's. */
+kura_status item_pre_exprs(const item_pre *pre, const kura_expression_attributes *ea,
+                           const char *update, const char *cond, const char *proj,
+                           const char *value_exprs, item_exprs *out);
+void item_pre_done(const item_pre *pre, item_exprs *ex);
+/* Whether t's key names are not pre's (then pre->stale is set); false without a pre. */
+bool item_pre_stale(item_pre *pre, const kura_table *t);
+
 /* ReturnValues: PutItem and DeleteItem allow NONE and ALL_OLD ("ReturnValues can only be
  * ALL_OLD or NONE"), UpdateItem every value. ReturnValuesOnConditionCheckFailure: NONE or
  * ALL_OLD. KURA_E_INVALID with DynamoDB's messages. */

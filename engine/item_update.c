@@ -30,7 +30,8 @@
 
 #include "util/status.h"
 
-static kura_status update_check(const kura_update_item_req *req, item_exprs *ex)
+static kura_status update_check(const kura_update_item_req *req, const item_pre *pre,
+                                item_exprs *ex)
 {
     kura_status s = item_check_map_param(req->key, "key");
     if (s == KURA_OK)
@@ -42,8 +43,8 @@ static kura_status update_check(const kura_update_item_req *req, item_exprs *ex)
     if (s == KURA_OK)
         s = item_check_return_metrics(req->return_item_collection_metrics);
     if (s == KURA_OK)
-        s = item_exprs_parse(&req->expr, req->update_expression, req->condition_expression,
-                             NULL, "UpdateExpression and ConditionExpression are null", ex);
+        s = item_pre_exprs(pre, &req->expr, req->update_expression, req->condition_expression,
+                           NULL, "UpdateExpression and ConditionExpression are null", ex);
     return s;
 }
 
@@ -166,8 +167,14 @@ static kura_status update_locked(kura_table *t, const kbuf *key, const kura_upda
 kura_status kura_update_item(kura_db *db, const kura_update_item_req *req,
                              kura_write_result *res_out)
 {
+    return item_update_pre(db, req, NULL, res_out);
+}
+
+kura_status item_update_pre(kura_db *db, const kura_update_item_req *req, item_pre *pre,
+                            kura_write_result *res_out)
+{
     item_exprs ex = {0};
-    kura_status s = update_check(req, &ex);
+    kura_status s = update_check(req, pre, &ex);
     if (s != KURA_OK)
         return s;
     kura_table *t = NULL;
@@ -177,6 +184,8 @@ kura_status kura_update_item(kura_db *db, const kura_update_item_req *req,
     size_t old_bytes = 0;
     kura_write_result res = {0};
     s = table_acquire(db, req->table_name, &t);
+    if (s == KURA_OK && item_pre_stale(pre, t))
+        s = KURA_E_NOT_FOUND;
     if (s == KURA_OK)
         s = key_build(&t->ks, req->key, KEY_FROM_KEY, &key);
     if (s == KURA_OK)
@@ -212,6 +221,6 @@ out:
     val_clear(&neu);
     kbuf_free(&key);
     table_release(t);
-    item_exprs_free(&ex);
+    item_pre_done(pre, &ex);
     return s;
 }

@@ -11,6 +11,7 @@
 #   SUITE=txn scripts/bench.sh                    the transaction workloads (~3 min)
 #   SUITE=ttl scripts/bench.sh                    the Time to Live workloads (~1 min)
 #   SUITE=stream scripts/bench.sh                 the change stream workloads (~4 min)
+#   SUITE=partiql scripts/bench.sh                PartiQL against the item operations (~6 min)
 # Environment:
 #   SUITE      core (default): the storage-core comparison; index: the secondary-index
 #              workloads on kura-capi (bench/index/index.h, docs/BENCHMARKS.md "Secondary
@@ -18,15 +19,21 @@
 #              (bench/txn/txn.h, docs/BENCHMARKS.md "Transactions"), 3 rounds; ttl: the
 #              Time to Live workloads (bench/txn/ttl.c, docs/BENCHMARKS.md "Time to Live");
 #              stream: the change stream workloads (bench/txn/stream.c, docs/BENCHMARKS.md
-#              "Change streams"), 3 rounds
+#              "Change streams"), 3 rounds; partiql: PartiQL statements against the item
+#              operations they stand for (docs/BENCHMARKS.md "PartiQL"): one kura-bench run
+#              of kura-capi, kura-partiql, kura-json and kura-json-partiql, 3 rounds, then 3
+#              rounds of kura-http-bench against one kura-server (--relaxed) with GetItem,
+#              ExecuteStatement SELECT, UpdateItem and ExecuteStatement UPDATE, then the
+#              ratios round by round (bench/partiql_tables.py)
 #   BUILD_DIR  the CMake build directory (default: build). It must be a Release build
 #              without sanitizers; a missing one is configured as such.
 #   BENCH_DIR  where the databases are made (default: $BUILD_DIR/bench/data). Use a real
 #              disk file system, not tmpfs: fillsync and recover measure the disk.
 #
 # Writes $BUILD_DIR/bench/bench-<UTC time>.{txt,json} (SUITE=index: index-<UTC time>,
-# SUITE=txn: txn-<UTC time>, SUITE=ttl: ttl-<UTC time>, SUITE=stream: stream-<UTC time>) and
-# points latest.{txt,json} at them.
+# SUITE=txn: txn-<UTC time>, SUITE=ttl: ttl-<UTC time>, SUITE=stream: stream-<UTC time>,
+# SUITE=partiql: partiql-<UTC time>, with partiql-<UTC time>-http-r<round>.json for the HTTP
+# rounds) and points latest.{txt,json} at them.
 # Exit status: kura-bench's (0 all runs succeeded, 1 some run failed, 2 bad flags).
 set -euo pipefail
 
@@ -47,7 +54,9 @@ if [[ -f $cache ]]; then
 else
     cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKURA_SANITIZE=OFF >/dev/null
 fi
-cmake --build "$build" --target kura-bench -j2
+targets=(kura-bench)
+[[ ${SUITE:-core} == partiql ]] && targets+=(kura-server kura-http-bench)
+cmake --build "$build" --target "${targets[@]}" -j2
 
 mkdir -p "$out"
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
@@ -71,6 +80,14 @@ base=$out/bench-$stamp
 # (relaxed and sync), one GetRecords consumer beside 2 PutItem threads at full speed and then
 # a drain of what they wrote, and the write -> record latency at 50% of the maximum write
 # rate; ~70 s a round (the time-based ones run --txn-seconds each, stream_lag twice).
+#
+# The PartiQL suite: each statement against the operation it stands for, in the same round:
+# INSERT / PutItem (fills the table), SELECT * by the full key / GetItem, UPDATE SET n = n + 1
+# by key / UpdateItem ("SET n = n + :one"), on the C API (kura-partiql / kura-capi) and
+# through kura_execute's JSON (kura-json-partiql / kura-json); ~1 min a round at 200,000
+# items. Then over HTTP, 3 rounds of one kura-server each: 20,000 items loaded, then GetItem,
+# ExecuteStatement SELECT, UpdateItem and ExecuteStatement UPDATE by key, with 1 and 32
+# connections, 1 s warm-up and 5 s measured each (~55 s a round).
 case ${SUITE:-core} in
 core)
     standard=(--engines=all
@@ -102,13 +119,35 @@ stream)
               --workloads=stream_put_solo,stream_put,stream_put_solo_sync,stream_put_sync,stream_read,stream_lag,stream_lag_sync,stream_over_solo,stream_over
               --threads=2 --txn-seconds=5 --repeat=3
               --partitions=4 --memtable-mb=64 --cache-mb=32 --seed=301) ;;
-*) echo "bench.sh: SUITE is core, index, txn, ttl or stream, not '$SUITE'" >&2; exit 2 ;;
+partiql)
+    base=$out/partiql-$stamp
+    standard=(--engines=kura-capi,kura-partiql,kura-json,kura-json-partiql
+              --workloads=putitem,getitem,updateitem --num=200000 --repeat=3
+              --partitions=4 --memtable-mb=64 --cache-mb=32 --seed=301) ;;
+*) echo "bench.sh: SUITE is core, index, txn, ttl, stream or partiql, not '$SUITE'" >&2; exit 2 ;;
 esac
 set +e
 "$build/bin/kura-bench" "${standard[@]}" --dir="$data" --json="$base.json" "$@" \
     | tee "$base.txt"
 status=${PIPESTATUS[0]}
 set -e
+
+if [[ ${SUITE:-core} == partiql ]]; then
+    http=()
+    mkdir -p "$data/http"
+    for rep in 1 2 3; do
+        json=$base-http-r$rep.json
+        "$build/bin/kura-http-bench" --name=kura-relaxed --round="$rep/3" \
+            --workloads=get,pq_get,update,pq_update --connections=1,32 --duration=5 --warmup=1 \
+            --items=20000 --load-connections=32 --threads=1 --starts=1 --settle=0 \
+            --dir="$data/http" --json="$json" \
+            -- "$build/bin/kura-server" --data {dir} --port {port} --relaxed \
+            | tee -a "$base.txt" || status=1
+        http+=(--http "$json")
+    done
+    python3 "$root/bench/partiql_tables.py" "$base.json" "${http[@]}" | tee -a "$base.txt" \
+        || status=1
+fi
 
 if [[ -f $base.json ]]; then
     ln -sfn "$(basename "$base.json")" "$out/latest.json"

@@ -63,6 +63,11 @@ const char *hb_op_target(hb_op op)
     case HB_OP_QUERY:
     case HB_OP_QUERY_GSI:
         return "Query";
+    case HB_OP_UPDATE:
+        return "UpdateItem";
+    case HB_OP_PQ_GET:
+    case HB_OP_PQ_UPDATE:
+        return "ExecuteStatement";
     default:
         return "ListTables";
     }
@@ -147,6 +152,22 @@ bool hb_req_item(const hb_reqgen *g, hb_op op, uint64_t index, kbuf *out)
                        "\"ExpressionAttributeValues\":{\":g\":{\"S\":\"team",
                        f.pk + 4, "\"}}}");
         break;
+    case HB_OP_UPDATE:
+        bench_item_key_make(index, &f);
+        p = PUT_PIECES(p, "{\"TableName\":\"", g->table, "\",\"Key\":{\"pk\":{\"S\":\"", f.pk,
+                       "\"},\"sk\":{\"S\":\"", f.sk, "\"}},\"UpdateExpression\":"
+                       "\"SET n = n + :one\",\"ExpressionAttributeValues\":{\":one\":"
+                       "{\"N\":\"1\"}}}");
+        break;
+    case HB_OP_PQ_GET:
+    case HB_OP_PQ_UPDATE:
+        bench_item_key_make(index, &f);
+        p = PUT_PIECES(p, op == HB_OP_PQ_GET ? "{\"Statement\":\"SELECT * FROM \\\""
+                                             : "{\"Statement\":\"UPDATE \\\"",
+                       g->table, op == HB_OP_PQ_GET ? "\\\" WHERE" : "\\\" SET n = n + 1 WHERE",
+                       " pk = ? AND sk = ?\",\"Parameters\":[{\"S\":\"", f.pk,
+                       "\"},{\"S\":\"", f.sk, "\"}]}");
+        break;
     default:
         p = bench_put_str(p, "{}");
         break;
@@ -194,6 +215,8 @@ bool hb_resp_ok(hb_op op, const char *body)
     switch (op) {
     case HB_OP_GET:
         return strstr(body, "\"Item\"") != NULL;
+    case HB_OP_PQ_GET:
+        return strstr(body, "\"Items\":[{") != NULL;
     case HB_OP_QUERY:
     case HB_OP_QUERY_GSI:
         return json_uint(body, "\"Count\"") == HB_ITEMS_PER_PK;

@@ -38,6 +38,9 @@ typedef enum hb_op {
     HB_OP_GET,
     HB_OP_QUERY,
     HB_OP_QUERY_GSI, /* Query of GSI by_grp */
+    HB_OP_UPDATE,    /* UpdateItem SET n = n + :one */
+    HB_OP_PQ_GET,    /* ExecuteStatement SELECT * ... WHERE pk = ? AND sk = ? (GetItem's) */
+    HB_OP_PQ_UPDATE, /* ExecuteStatement UPDATE ... SET n = n + 1 WHERE pk = ? AND sk = ? */
     HB_OP_LIST,
     HB_NOPS
 } hb_op;
@@ -72,8 +75,8 @@ bool hb_req_item(const hb_reqgen *g, hb_op op, uint64_t index, kbuf *out);
 size_t hb_create_table_body(const hb_reqgen *g, char *buf, size_t cap);
 
 /* Whether the body of a 200 response to op is what the workload expects: GetItem returned
- * an Item, a Query (of the table or the GSI) HB_ITEMS_PER_PK items. `body` is
- * NUL-terminated. */
+ * an Item, a SELECT by key one item, a Query (of the table or the GSI) HB_ITEMS_PER_PK items.
+ * `body` is NUL-terminated. */
 bool hb_resp_ok(hb_op op, const char *body);
 
 /* The "Count" of a Query response body (NUL-terminated), or -1 if it has none. */

@@ -274,7 +274,9 @@ kura_status hb_load_run(const hb_load *l, hb_result *res_out)
     hb_load lc = *l;
     if (lc.threads == 0 || lc.threads > lc.connections) lc.threads = lc.connections;
     bool query = lc.op == HB_OP_QUERY || lc.op == HB_OP_QUERY_GSI;
-    if ((lc.op == HB_OP_GET && lc.items == 0) || (query && lc.items < HB_ITEMS_PER_PK))
+    bool keyed = lc.op == HB_OP_GET || lc.op == HB_OP_UPDATE || lc.op == HB_OP_PQ_GET ||
+                 lc.op == HB_OP_PQ_UPDATE;
+    if ((keyed && lc.items == 0) || (query && lc.items < HB_ITEMS_PER_PK))
         return kura_err(KURA_E_INVALID, "%s needs --items >= %d", hb_op_target(lc.op),
                         query ? HB_ITEMS_PER_PK : 1);
     shared sh = {.l = &lc};

@@ -28,9 +28,11 @@ static void usage(FILE *out)
             "latency percentiles, and for a server it starts itself the time from start to the\n"
             "first successful request, RSS after start and when idle, and a restart.\n\n"
             "  --name=NAME            label of the server in the report (default: server)\n"
-            "  --workloads=LIST       put,get,query,query_gsi in any order (default\n"
-            "                         put,get,query); query_gsi queries the GSI by_grp (it\n"
-            "                         turns on --gsi)\n"
+            "  --workloads=LIST       put,get,query,query_gsi,update,pq_get,pq_update in any\n"
+            "                         order (default put,get,query); query_gsi queries the\n"
+            "                         GSI by_grp (it turns on --gsi); update is UpdateItem\n"
+            "                         SET n = n + :one, pq_get and pq_update ExecuteStatement's\n"
+            "                         SELECT * and UPDATE SET n = n + 1 by key\n"
             "  --connections=LIST     connection counts, each workload runs with each\n"
             "                         (default 1,32; at most %d)\n"
             "  --duration=S           measured seconds per run (default 5)\n"
@@ -89,6 +91,12 @@ static bool parse_workloads(const char *s, hb_config *cfg)
             cfg->workloads[cfg->nworkloads++] = HB_OP_GET;
         else if (!strcmp(t, "query"))
             cfg->workloads[cfg->nworkloads++] = HB_OP_QUERY;
+        else if (!strcmp(t, "update"))
+            cfg->workloads[cfg->nworkloads++] = HB_OP_UPDATE;
+        else if (!strcmp(t, "pq_get"))
+            cfg->workloads[cfg->nworkloads++] = HB_OP_PQ_GET;
+        else if (!strcmp(t, "pq_update"))
+            cfg->workloads[cfg->nworkloads++] = HB_OP_PQ_UPDATE;
         else if (!strcmp(t, "query_gsi")) {
             cfg->workloads[cfg->nworkloads++] = HB_OP_QUERY_GSI;
             cfg->gsi = true;

@@ -75,10 +75,13 @@ static hb_row *add_row(hb_report *rep, const char *workload, uint32_t conns)
 
 static const char *op_name(hb_op op)
 {
-    return op == HB_OP_PUT     ? "put"
-           : op == HB_OP_GET   ? "get"
-           : op == HB_OP_QUERY ? "query"
-                               : "query_gsi";
+    return op == HB_OP_PUT         ? "put"
+           : op == HB_OP_GET       ? "get"
+           : op == HB_OP_QUERY     ? "query"
+           : op == HB_OP_UPDATE    ? "update"
+           : op == HB_OP_PQ_GET    ? "pq_get"
+           : op == HB_OP_PQ_UPDATE ? "pq_update"
+                                   : "query_gsi";
 }
 
 /* After the load, with a GSI: puts item `items` rounded up to a whole collection (a

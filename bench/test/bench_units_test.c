@@ -332,6 +332,47 @@ static void test_http_requests(void **state)
     }
 }
 
+/* UpdateItem and the ExecuteStatement requests of the PartiQL comparison (SUITE=partiql):
+ * each body as an SDK sends it, and a SELECT's response check wants one item. */
+static void test_http_partiql_requests(void **state)
+{
+    (void)state;
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(8123)};
+    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+    hb_reqgen g;
+    hb_reqgen_init(&g, &addr, "bench");
+    char want[1024];
+    bench_item_fields f;
+    bench_item_fields_make(4321, &f);
+    kbuf req = KBUF_INIT;
+    assert_true(hb_req_item(&g, HB_OP_UPDATE, 4321, &req));
+    kbuf_put_u8(&req, 0);
+    req.len--;
+    snprintf(want, sizeof want,
+             "{\"TableName\":\"bench\",\"Key\":{\"pk\":{\"S\":\"%s\"},\"sk\":{\"S\":\"%s\"}},"
+             "\"UpdateExpression\":\"SET n = n + :one\",\"ExpressionAttributeValues\":"
+             "{\":one\":{\"N\":\"1\"}}}",
+             f.pk, f.sk);
+    assert_string_equal(request_body(&g, &req, "UpdateItem"), want);
+    const char *stmts[] = {"SELECT * FROM \\\"bench\\\" WHERE pk = ? AND sk = ?",
+                           "UPDATE \\\"bench\\\" SET n = n + 1 WHERE pk = ? AND sk = ?"};
+    const hb_op ops[] = {HB_OP_PQ_GET, HB_OP_PQ_UPDATE};
+    for (int i = 0; i < 2; i++) {
+        kbuf_clear(&req);
+        assert_true(hb_req_item(&g, ops[i], 4321, &req));
+        kbuf_put_u8(&req, 0);
+        req.len--;
+        snprintf(want, sizeof want,
+                 "{\"Statement\":\"%s\",\"Parameters\":[{\"S\":\"%s\"},{\"S\":\"%s\"}]}", stmts[i],
+                 f.pk, f.sk);
+        assert_string_equal(request_body(&g, &req, "ExecuteStatement"), want);
+    }
+    kbuf_free(&req);
+    assert_true(hb_resp_ok(HB_OP_PQ_GET, "{\"Items\":[{\"pk\":{\"S\":\"a\"}}]}"));
+    assert_false(hb_resp_ok(HB_OP_PQ_GET, "{\"Items\":[]}"));
+    assert_true(hb_resp_ok(HB_OP_PQ_UPDATE, "{\"Items\":[]}"));
+}
+
 /* With a GSI (--gsi): items carry grp ("team" + the pk's digits), the table is created with
  * by_grp, and HB_OP_QUERY_GSI queries it; its response check is the Query's. */
 static void test_http_gsi_requests(void **state)
@@ -401,6 +442,7 @@ int main(void)
         cmocka_unit_test(test_item_fields_match_printf),
         cmocka_unit_test(test_http_requests),
         cmocka_unit_test(test_http_gsi_requests),
+        cmocka_unit_test(test_http_partiql_requests),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

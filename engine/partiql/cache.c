@@ -16,11 +16,24 @@
  *
  * Each thread has its own 16 entries (no lock on the path of a statement), replaced in turn,
  * freed when the thread exits.
+ *
+ * What a hit costs, so that a statement by key costs about what GetItem or UpdateItem cost:
+ * the parameters are not copied but lent to the plan (each bound map entry is a shallow copy
+ * of its parameter for the length of the call, emptied after it: between calls the plan's
+ * bound entries are empty); the expressions of a GET, PUT, UPDATE or DELETE plan are parsed
+ * once, when the plan is cached, and handed to the item operation parsed (item_pre,
+ * engine/item_int.h), which also checks the table's key names with the table it pins anyway.
+ * Parsing checks the types of :values (e.g. `SET a = a + ?` needs a number), and for BETWEEN
+ * and attribute_type their contents, so the parsed expressions are used only while every
+ * bound value has the type it had at the parse and is a valid value, and never for a
+ * statement with BETWEEN or attribute_type: otherwise the operation parses the text with the
+ * values it has, and reports what a parse reports.
  */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/item_int.h"
 #include "engine/model/value.h"
 #include "engine/partiql/partiql.h"
 #include "engine/table.h"
@@ -35,7 +48,9 @@ typedef struct pq_cached {
     char *table; /* plan.table points here */
     char *hash, *range; /* the key names of the translation (range NULL: none) */
     uint32_t nparams;
-    pq_plan plan;
+    pq_plan plan; /* its bound map entries are empty between calls */
+    item_exprs ex; /* the plan's expressions parsed over its maps (ex_ok) */
+    bool ex_ok;
 } pq_cached;
 
 typedef struct pq_cache {
@@ -45,9 +60,11 @@ typedef struct pq_cache {
 
 static pthread_key_t cache_key;
 static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+static _Thread_local pq_cache *tls_cache;
 
 static void entry_clear(pq_cached *c)
 {
+    item_exprs_free(&c->ex);
     pq_plan_free(&c->plan);
     free(c->text);
     free(c->table);
@@ -59,6 +76,7 @@ static void entry_clear(pq_cached *c)
 static void cache_destroy(void *p)
 {
     pq_cache *c = p;
+    tls_cache = NULL;
     for (int i = 0; i < PQ_CACHE_SLOTS; i++) entry_clear(&c->e[i]);
     free(c);
 }
@@ -68,16 +86,19 @@ static void cache_key_make(void)
     pthread_key_create(&cache_key, cache_destroy);
 }
 
-/* This thread's cache, made on first use; NULL when out of memory (then nothing is cached). */
+/* This thread's cache (the key's value, also kept in a thread-local pointer for the path of a
+ * statement: the key is there for its destructor), made on first use; NULL when out of memory
+ * (then nothing is cached). */
 static pq_cache *cache_get(void)
 {
+    if (tls_cache) return tls_cache;
     pthread_once(&cache_once, cache_key_make);
-    pq_cache *c = pthread_getspecific(cache_key);
-    if (!c && (c = calloc(1, sizeof *c)) && pthread_setspecific(cache_key, c) != 0) {
+    pq_cache *c = calloc(1, sizeof *c);
+    if (c && pthread_setspecific(cache_key, c) != 0) {
         free(c);
         c = NULL;
     }
-    return c;
+    return tls_cache = c;
 }
 
 static pq_cached *cache_find(pq_cache *c, const char *text, size_t len)
@@ -93,11 +114,10 @@ static bool same_name(const char *a, const char *b)
     return a == b || (a && b && strcmp(a, b) == 0);
 }
 
-/* KURA_OK: the plan holds for the table as it is; KURA_E_NOT_FOUND: translate again. */
-static kura_status entry_check(kura_db *db, const pq_cached *e, const kura_value *params)
+/* A Query or Scan plan: KURA_OK when it holds for the table as it is; KURA_E_NOT_FOUND:
+ * translate again. (The other plans' operations check the key names themselves: item_pre.) */
+static kura_status entry_check(kura_db *db, const pq_cached *e)
 {
-    if ((params ? kura_value_count(params) : 0) != e->nparams)
-        return kura_err(KURA_E_INVALID, PQ_MSG_PARAMS);
     kura_table *t;
     kura_status s = table_acquire(db, e->table, &t);
     if (s != KURA_OK) return s;
@@ -106,13 +126,81 @@ static kura_status entry_check(kura_db *db, const pq_cached *e, const kura_value
     return same ? KURA_OK : KURA_E_NOT_FOUND;
 }
 
-/* Puts the parameters where the plan holds them: each value is replaced in its slot of the
- * key or values map (the slot exists: the translation made it), no map is rebuilt. */
-static kura_status entry_bind(pq_cached *e, const kura_value *params)
+/* Lends the parameters to the plan: each bound entry becomes a shallow copy of its parameter
+ * (entry_unbind empties them again, nothing is freed). Returns whether the parsed expressions
+ * hold for these values (their types are those of the parse, and they are valid values). */
+static bool entry_bind(pq_cached *e, const kura_value *params)
+{
+    pq_plan *p = &e->plan;
+    bool same = e->ex_ok;
+    for (uint32_t i = 0; i < p->nbindings; i++) {
+        const pq_binding *b = &p->bindings[i];
+        const kura_value *v = kura_value_at(params, b->param, NULL, NULL);
+        *b->slot = *v;
+        if (b->kind == PQ_BIND_VALUE && same)
+            same = v->type == b->type && val_validate(v) == KURA_OK;
+    }
+    return same;
+}
+
+static void entry_unbind(pq_cached *e)
+{
+    const pq_plan *p = &e->plan;
+    for (uint32_t i = 0; i < p->nbindings; i++) memset(p->bindings[i].slot, 0, sizeof(kura_value));
+}
+
+/* Whether a parse of the statement's expressions looks at the contents of values (BETWEEN's
+ * bounds are compared, attribute_type's type name is checked), not only at their types. */
+static bool looks_at_values(const pq_node *n)
+{
+    if (!n) return false;
+    if (n->kind == PQ_BETWEEN || (n->kind == PQ_CALL && strcmp(n->name, "attribute_type") == 0))
+        return true;
+    for (uint32_t i = 0; i < n->nkids; i++)
+        if (looks_at_values(n->kids[i])) return true;
+    return false;
+}
+
+static bool stmt_looks_at_values(const pq_stmt *st)
+{
+    if (looks_at_values(st->where)) return true;
+    for (uint32_t i = 0; i < st->nassigns; i++)
+        if (looks_at_values(st->assigns[i].value)) return true;
+    return false;
+}
+
+/* Parses the plan's expressions as its item operation would (ex_ok when that succeeds) and
+ * notes the types of the bound values. The bound entries still hold the first run's values. */
+static void entry_parse(pq_cached *e, const pq_stmt *st)
+{
+    pq_plan *p = &e->plan;
+    kura_expression_attributes ea = {p->names, p->values};
+    kura_status s;
+    if (p->kind == PQ_P_GET)
+        s = item_exprs_parse(&ea, NULL, NULL, p->projection, NULL, &e->ex);
+    else if (p->kind == PQ_P_UPDATE)
+        s = item_exprs_parse(&ea, p->update, p->condition, NULL,
+                             "UpdateExpression and ConditionExpression are null", &e->ex);
+    else if (p->kind == PQ_P_PUT || p->kind == PQ_P_DELETE)
+        s = item_exprs_parse(&ea, NULL, p->condition, NULL, "ConditionExpression is null",
+                             &e->ex);
+    else
+        return;
+    if (s != KURA_OK || stmt_looks_at_values(st)) {
+        item_exprs_free(&e->ex);
+        return;
+    }
+    for (uint32_t i = 0; i < p->nbindings; i++) p->bindings[i].type = p->bindings[i].slot->type;
+    e->ex_ok = true;
+}
+
+/* Finds where each parameter goes (the entries exist: the translation made them) and empties
+ * those entries. False when one is missing. */
+static bool entry_slots(pq_cached *e)
 {
     pq_plan *p = &e->plan;
     for (uint32_t i = 0; i < p->nbindings; i++) {
-        const pq_binding *b = &p->bindings[i];
+        pq_binding *b = &p->bindings[i];
         const char *name = b->kind == PQ_BIND_VALUE      ? b->placeholder
                            : b->kind == PQ_BIND_ITEM     ? b->attr
                            : b->kind == PQ_BIND_KEY_HASH ? e->hash
@@ -120,13 +208,9 @@ static kura_status entry_bind(pq_cached *e, const kura_value *params)
         const kura_value *m = b->kind == PQ_BIND_VALUE  ? p->values
                               : b->kind == PQ_BIND_ITEM ? p->item
                                                         : p->key;
-        kura_value *slot = val_map_get(m, name, strlen(name));
-        if (!slot) return kura_err(KURA_E_NOMEM, "plan cache: no slot %s", name);
-        val_clear(slot);
-        kura_status s = val_copy(slot, kura_value_at(params, b->param, NULL, NULL));
-        if (s != KURA_OK) return s; /* the slot is empty: the caller drops the entry */
+        if (!name || !(b->slot = val_map_get(m, name, strlen(name)))) return false;
     }
-    return KURA_OK;
+    return true;
 }
 
 /* Takes the plan of a prepared statement into a slot (nothing when it cannot be reused). */
@@ -141,37 +225,64 @@ static void cache_put(pq_cache *c, const char *text, size_t len, pq_prepared *pp
     e->table = strdup(st->table);
     e->hash = strdup(k->hash);
     e->range = k->range ? strdup(k->range) : NULL;
-    if (!e->text || !e->table || !e->hash || (k->range && !e->range)) {
+    e->plan = pp->plan;
+    e->plan.table = e->table;
+    memset(&pp->plan, 0, sizeof pp->plan);
+    if (!e->text || !e->table || !e->hash || (k->range && !e->range) || !entry_slots(e)) {
         entry_clear(e);
         return;
     }
     memcpy(e->text, text, len);
     e->len = len;
     e->nparams = st->nparams;
-    e->plan = pp->plan;
-    e->plan.table = e->table;
-    memset(&pp->plan, 0, sizeof pp->plan);
+    entry_parse(e, st);
+    for (uint32_t i = 0; i < e->plan.nbindings; i++) val_clear(e->plan.bindings[i].slot);
     c->next = (c->next + 1) % PQ_CACHE_SLOTS;
 }
 
-kura_status pq_cached_run(kura_db *db, const kura_execute_statement_req *req,
-                          kura_execute_statement_res *res)
+/* Runs a cached plan; *stale_out: the table's key is no longer the plan's (nothing done). */
+static kura_status entry_run(kura_db *db, pq_cached *e, const kura_execute_statement_req *req,
+                             kbuf *enc, bool *encoded_out, kura_execute_statement_res *res,
+                             bool *stale_out)
+{
+    *stale_out = false;
+    const kura_value *params = req->parameters;
+    if ((params ? kura_value_count(params) : 0) != e->nparams)
+        return kura_err(KURA_E_INVALID, PQ_MSG_PARAMS);
+    bool paged = e->plan.kind == PQ_P_QUERY || e->plan.kind == PQ_P_SCAN;
+    kura_status s = paged ? entry_check(db, e) : KURA_OK;
+    if (s != KURA_OK) {
+        *stale_out = s == KURA_E_NOT_FOUND;
+        return s;
+    }
+    bool parsed = entry_bind(e, params);
+    item_pre pre = {.ex = parsed ? &e->ex : NULL, .hash = e->hash, .range = e->range, .enc = enc};
+    s = pq_run_plan(db, &e->plan, paged ? NULL : &pre, req, res);
+    entry_unbind(e);
+    *stale_out = pre.stale;
+    if (encoded_out) *encoded_out = pre.encoded;
+    return s;
+}
+
+kura_status pq_cached_run(kura_db *db, const kura_execute_statement_req *req, kbuf *enc,
+                          bool *encoded_out, kura_execute_statement_res *res)
 {
     size_t len = strlen(req->statement);
     pq_cache *c = cache_get();
     pq_cached *e = cache_find(c, req->statement, len);
-    kura_status s = e ? entry_check(db, e, req->parameters) : KURA_E_NOT_FOUND;
-    if (s == KURA_OK && (s = entry_bind(e, req->parameters)) != KURA_OK) entry_clear(e);
-    if (s == KURA_OK) {
-        pq_prepared pp = {.stmt = NULL, .plan = e->plan};
-        return pq_run(db, &pp, req, res);
+    if (e) {
+        bool stale;
+        kura_status s = entry_run(db, e, req, enc, encoded_out, res, &stale);
+        if (!stale) return s;
+        kura_execute_statement_res_free(res);
+        entry_clear(e);
     }
-    if (s != KURA_E_NOT_FOUND) return s;
-    if (e) entry_clear(e);
     pq_prepared pp;
     pq_keys k;
-    s = pq_prepare_keys(db, req->statement, req->parameters, &pp, &k);
-    if (s == KURA_OK) s = pq_run(db, &pp, req, res);
+    kura_status s = pq_prepare_keys(db, req->statement, req->parameters, &pp, &k);
+    item_pre pre = {.enc = enc}; /* nothing parsed ahead, no key names to check */
+    if (s == KURA_OK) s = pq_run_plan(db, &pp.plan, &pre, req, res);
+    if (encoded_out) *encoded_out = pre.encoded;
     if (s == KURA_OK || s == KURA_E_CONDITION_FAILED || s == KURA_E_DUPLICATE_ITEM)
         cache_put(c, req->statement, len, &pp, &k);
     pq_keys_free(&k);

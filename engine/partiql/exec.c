@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/item_int.h"
+#include "engine/model/value.h"
+#include "engine/partiql_encoded.h"
 #include "engine/partiql/partiql.h"
 #include "util/status.h"
 
@@ -19,18 +22,25 @@ static kura_expression_attributes attrs(const pq_plan *p)
     return (kura_expression_attributes){p->names, p->values};
 }
 
-/* Items: [item] or []. Takes item. */
+/* Items: [item] or []. Takes item (a map in a node of its own, as item_value_take makes): that
+ * node becomes the list, so a result costs one allocation more than GetItem's, not three. */
 static kura_status one_item(kura_execute_statement_res *res, kura_value *item)
 {
-    if (!(res->items = kura_value_list())) {
+    if (!item) return (res->items = kura_value_list()) ? KURA_OK : NOMEM();
+    kura_value m = {0};
+    val_move(&m, item);
+    val_init_container(item, KURA_L);
+    kura_status s = val_list_push(item, &m); /* m is cleared on failure */
+    if (s != KURA_OK) {
         kura_value_free(item);
-        return NOMEM();
+        return s;
     }
-    return item ? kura_value_append(res->items, item) : KURA_OK;
+    res->items = item;
+    return KURA_OK;
 }
 
-static kura_status run_get(kura_db *db, const pq_plan *p, const kura_execute_statement_req *req,
-                           kura_execute_statement_res *res)
+static kura_status run_get(kura_db *db, const pq_plan *p, item_pre *pre,
+                           const kura_execute_statement_req *req, kura_execute_statement_res *res)
 {
     kura_get_item_req g = {
         .table_name = p->table,
@@ -41,11 +51,11 @@ static kura_status run_get(kura_db *db, const pq_plan *p, const kura_execute_sta
         .return_consumed_capacity = req->return_consumed_capacity,
     };
     kura_get_item_res gr = {0};
-    kura_status s = kura_get_item(db, &g, &gr);
+    kura_status s = item_get_pre(db, &g, pre, &gr);
     if (s != KURA_OK) return s;
     res->consumed_capacity = gr.consumed_capacity;
     memset(&gr.consumed_capacity, 0, sizeof gr.consumed_capacity);
-    s = one_item(res, gr.item);
+    s = pre && pre->encoded ? KURA_OK : one_item(res, gr.item); /* encoded: Items are *enc */
     gr.item = NULL;
     kura_get_item_res_free(&gr);
     return s;
@@ -93,7 +103,8 @@ static kura_status run_page(kura_db *db, const pq_plan *p, const kura_execute_st
     return s;
 }
 
-static kura_status run_write(kura_db *db, const pq_plan *p, const kura_execute_statement_req *req,
+static kura_status run_write(kura_db *db, const pq_plan *p, item_pre *pre,
+                             const kura_execute_statement_req *req,
                              kura_execute_statement_res *res)
 {
     kura_write_result wr = {0};
@@ -103,7 +114,7 @@ static kura_status run_write(kura_db *db, const pq_plan *p, const kura_execute_s
         kura_put_item_req w = {.table_name = p->table, .item = p->item,
                                .condition_expression = p->condition, .expr = attrs(p),
                                .return_consumed_capacity = req->return_consumed_capacity};
-        s = kura_put_item(db, &w, &wr);
+        s = item_put_pre(db, &w, pre, &wr);
         if (s == KURA_E_CONDITION_FAILED) s = kura_err(KURA_E_DUPLICATE_ITEM, PQ_MSG_DUPLICATE);
     } else if (p->kind == PQ_P_UPDATE) {
         kura_update_item_req w = {.table_name = p->table, .key = p->key,
@@ -112,14 +123,14 @@ static kura_status run_write(kura_db *db, const pq_plan *p, const kura_execute_s
                                   .return_values = p->return_values,
                                   .return_values_on_condition_check_failure = rvoccf,
                                   .return_consumed_capacity = req->return_consumed_capacity};
-        s = kura_update_item(db, &w, &wr);
+        s = item_update_pre(db, &w, pre, &wr);
     } else {
         kura_delete_item_req w = {.table_name = p->table, .key = p->key,
                                   .condition_expression = p->condition, .expr = attrs(p),
                                   .return_values = p->return_values,
                                   .return_values_on_condition_check_failure = rvoccf,
                                   .return_consumed_capacity = req->return_consumed_capacity};
-        s = kura_delete_item(db, &w, &wr);
+        s = item_delete_pre(db, &w, pre, &wr);
     }
     if (s == KURA_E_CONDITION_FAILED) {
         res->item = wr.item;
@@ -134,29 +145,35 @@ static kura_status run_write(kura_db *db, const pq_plan *p, const kura_execute_s
     return s;
 }
 
-kura_status pq_run(kura_db *db, const pq_prepared *pp, const kura_execute_statement_req *req,
-                   kura_execute_statement_res *res)
+kura_status pq_run_plan(kura_db *db, const pq_plan *p, item_pre *pre,
+                        const kura_execute_statement_req *req, kura_execute_statement_res *res)
 {
     memset(res, 0, sizeof *res);
-    const pq_plan *p = &pp->plan;
     switch (p->kind) {
     case PQ_P_GET:
-        return run_get(db, p, req, res);
+        return run_get(db, p, pre, req, res);
     case PQ_P_QUERY:
     case PQ_P_SCAN:
         return run_page(db, p, req, res);
     default:
-        return run_write(db, p, req, res);
+        return run_write(db, p, pre, req, res);
     }
 }
 
-kura_status kura_execute_statement(kura_db *db, const kura_execute_statement_req *req,
-                                   kura_execute_statement_res *res_out)
+kura_status pq_run(kura_db *db, const pq_prepared *pp, const kura_execute_statement_req *req,
+                   kura_execute_statement_res *res)
+{
+    return pq_run_plan(db, &pp->plan, NULL, req, res);
+}
+
+static kura_status execute(kura_db *db, const kura_execute_statement_req *req,
+                           kura_execute_statement_res *res_out, kbuf *enc, bool *encoded_out)
 {
     memset(res_out, 0, sizeof *res_out);
+    if (encoded_out) *encoded_out = false;
     if (!req->statement) return kura_err(KURA_E_INVALID, "Statement must not be null");
     kura_execute_statement_res res = {0};
-    kura_status s = pq_cached_run(db, req, &res);
+    kura_status s = pq_cached_run(db, req, enc, encoded_out, &res);
     if (s == KURA_OK) {
         *res_out = res;
         return KURA_OK;
@@ -167,6 +184,19 @@ kura_status kura_execute_statement(kura_db *db, const kura_execute_statement_req
     }
     kura_execute_statement_res_free(&res);
     return s;
+}
+
+kura_status kura_execute_statement(kura_db *db, const kura_execute_statement_req *req,
+                                   kura_execute_statement_res *res_out)
+{
+    return execute(db, req, res_out, NULL, NULL);
+}
+
+kura_status kura_execute_statement_encoded(kura_db *db, const kura_execute_statement_req *req,
+                                           kura_execute_statement_res *res_out, kbuf *enc,
+                                           bool *encoded_out)
+{
+    return execute(db, req, res_out, enc, encoded_out);
 }
 
 void kura_execute_statement_res_free(kura_execute_statement_res *r)

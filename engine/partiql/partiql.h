@@ -193,6 +193,9 @@ typedef struct pq_binding {
     pq_bind_kind kind;
     char placeholder[16]; /* PQ_BIND_VALUE */
     char *attr;           /* PQ_BIND_ITEM: the attribute name (malloc'ed, the plan's) */
+    kura_value *slot;     /* cache.c: the map entry the value goes into (NULL until cached) */
+    uint8_t type;         /* cache.c: PQ_BIND_VALUE: the value's type when the plan's
+                           * expressions were parsed */
 } pq_binding;
 
 /* What a statement becomes. The strings and maps are owned by the plan. */
@@ -238,12 +241,19 @@ kura_status pq_prepare_keys(kura_db *db, const char *text, const kura_value *par
                             pq_prepared *out, pq_keys *keys_out);
 void pq_keys_free(pq_keys *k);
 /* kura_execute_statement's path: the plan from this thread's cache (cache.c) when the text
- * ran before, else pq_prepare_keys + pq_run, the plan then kept. res_out zeroed first. */
-kura_status pq_cached_run(kura_db *db, const kura_execute_statement_req *req,
-                          kura_execute_statement_res *res_out);
+ * ran before, else pq_prepare_keys + pq_run, the plan then kept. res_out zeroed first. `enc`
+ * (may be NULL): kura_execute_statement_encoded's buffer (engine/partiql_encoded.h). */
+kura_status pq_cached_run(kura_db *db, const kura_execute_statement_req *req, kbuf *enc,
+                          bool *encoded_out, kura_execute_statement_res *res_out);
 /* Runs a prepared statement as kura_execute_statement describes (res_out zeroed first). */
 kura_status pq_run(kura_db *db, const pq_prepared *p, const kura_execute_statement_req *req,
                    kura_execute_statement_res *res_out);
+/* pq_run of a plan whose GET, PUT, UPDATE or DELETE takes `pre` (engine/item_int.h: the
+ * plan's expressions parsed ahead, the key names it was made for; NULL: none). */
+struct item_pre;
+kura_status pq_run_plan(kura_db *db, const pq_plan *p, struct item_pre *pre,
+                        const kura_execute_statement_req *req,
+                        kura_execute_statement_res *res_out);
 /* The NextToken of a LastEvaluatedKey (malloc'ed) and back (KURA_E_INVALID "Invalid
  * NextToken" for text no LastEvaluatedKey gives). */
 kura_status pq_token_encode(const kura_value *key, char **token_out);

@@ -4,7 +4,9 @@
  * with NextToken, and the plan cache: the same text with other parameters, a parameter
  * count that no longer matches, a table dropped and created again with another key (the
  * cached plan must not be used), a table gone, values bound into UPDATE's :v map, and
- * statements the cache must not keep ('?' inside a list).
+ * statements the cache must not keep ('?' inside a list); a cached plan's expressions, parsed
+ * once, not used for values a parse would reject (another type, BETWEEN's bounds reversed,
+ * a set with duplicates): those get the parse's own error.
  */
 #include "testutil.h"
 
@@ -210,12 +212,96 @@ static void test_cache_follows_the_table(void **state)
                         "Where clause does not contain a mandatory equality on all key attributes");
 }
 
+/* kura_last_error() after a statement, copied. */
+static void last_error(char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s", kura_last_error());
+}
+
+/* A set of strings from its members. */
+static kura_value *ss(const char *a, const char *b)
+{
+    kura_value *v = kura_value_set(KURA_SS);
+    assert_kura_ok(kura_value_append(v, kura_value_s(a, strlen(a))));
+    assert_kura_ok(kura_value_append(v, kura_value_s(b, strlen(b))));
+    return v;
+}
+
+static kura_value *with_key(kura_value *first)
+{
+    kura_value *l = kura_value_list();
+    assert_kura_ok(kura_value_append(l, first));
+    assert_kura_ok(kura_value_append(l, kura_value_s("a", 1)));
+    assert_kura_ok(kura_value_append(l, kura_value_n("1", 1)));
+    return l;
+}
+
+/* A cached plan's parsed expressions hold for values of the types they were parsed with; other
+ * values get what a fresh parse says (the same text with a space more is not in the cache). */
+static void test_cache_parsed_expressions(void **state)
+{
+    fixture *f = *state;
+    char out[4096], want[512], got[512];
+    assert_kura_ok(exec(f->db, "INSERT INTO tbl VALUE {'pk': 'a', 'sk': 1, 'n': 1}", NULL, NULL,
+                        0, NULL));
+    const char *add = "UPDATE tbl SET n = n + ? WHERE pk = ? AND sk = ? RETURNING MODIFIED NEW *";
+    const char *add2 = "UPDATE tbl SET n = n + ?  WHERE pk = ? AND sk = ? RETURNING MODIFIED NEW *";
+    assert_kura_ok(exec(f->db, add, params("N:2", "S:a", "N:1", NULL), out, sizeof out, NULL));
+    assert_string_equal(out, "{\"n\":{\"N\":\"3\"}}\n");
+    assert_kura_status(exec(f->db, add2, params("S:x", "S:a", "N:1", NULL), NULL, 0, NULL),
+                       KURA_E_INVALID);
+    last_error(want, sizeof want);
+    assert_kura_status(exec(f->db, add, params("S:x", "S:a", "N:1", NULL), NULL, 0, NULL),
+                       KURA_E_INVALID);
+    last_error(got, sizeof got);
+    assert_string_equal(got, want);
+    assert_non_null(strstr(got, "Incorrect operand type for operator or function"));
+    assert_kura_ok(exec(f->db, add, params("N:4", "S:a", "N:1", NULL), out, sizeof out, NULL));
+    assert_string_equal(out, "{\"n\":{\"N\":\"7\"}}\n");
+
+    const char *btw = "UPDATE tbl SET m = 1 WHERE pk = ? AND sk = ? AND n BETWEEN ? AND ?";
+    const char *btw2 = "UPDATE tbl SET m = 1 WHERE pk = ? AND sk = ? AND n BETWEEN ?  AND ?";
+    assert_kura_ok(exec(f->db, btw, params("S:a", "N:1", "N:0", "N:10", NULL), NULL, 0, NULL));
+    assert_kura_status(exec(f->db, btw2, params("S:a", "N:1", "N:10", "N:0", NULL), NULL, 0,
+                            NULL),
+                       KURA_E_INVALID);
+    last_error(want, sizeof want);
+    assert_kura_status(exec(f->db, btw, params("S:a", "N:1", "N:10", "N:0", NULL), NULL, 0, NULL),
+                       KURA_E_INVALID);
+    last_error(got, sizeof got);
+    assert_string_equal(got, want);
+    assert_non_null(strstr(got, "BETWEEN"));
+
+    const char *set = "UPDATE tbl SET s = ? WHERE pk = ? AND sk = ?";
+    const char *set2 = "UPDATE tbl SET s = ?  WHERE pk = ? AND sk = ?";
+    assert_kura_ok(exec(f->db, set, with_key(ss("x", "y")), NULL, 0, NULL));
+    assert_kura_status(exec(f->db, set2, with_key(ss("x", "x")), NULL, 0, NULL), KURA_E_INVALID);
+    last_error(want, sizeof want);
+    assert_kura_status(exec(f->db, set, with_key(ss("x", "x")), NULL, 0, NULL), KURA_E_INVALID);
+    last_error(got, sizeof got);
+    assert_string_equal(got, want);
+    assert_kura_ok(exec(f->db, "SELECT n, m, s FROM tbl WHERE pk = 'a' AND sk = 1", NULL, out,
+                        sizeof out, NULL));
+    assert_string_equal(out, "{\"m\":{\"N\":\"1\"},\"n\":{\"N\":\"7\"},\"s\":{\"SS\":[\"x\",\"y\"]}}\n");
+
+    /* a cached UPDATE after the table is made again with another key: translated again */
+    kura_table_description d;
+    assert_kura_ok(kura_delete_table(f->db, "tbl", &d));
+    kura_table_description_free(&d);
+    create(f->db, "id", "sk");
+    assert_kura_status(exec(f->db, add, params("N:4", "S:a", "N:1", NULL), NULL, 0, NULL),
+                       KURA_E_INVALID);
+    assert_string_equal(kura_last_error(),
+                        "Where clause does not contain a mandatory equality on all key attributes");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_statements_and_cache, setup, teardown),
         cmocka_unit_test_setup_teardown(test_paging, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache_follows_the_table, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache_parsed_expressions, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
