@@ -39,6 +39,7 @@ static void test_burst_capped_at_300s(void **state)
     thr_bucket_init(&b, 100 * THR_MU, THR_BURST_S, T0);
     assert_int_equal(thr_bucket_capacity(&b), 30000 * THR_MU);
     assert_int_equal(thr_bucket_balance(&b, T0 + 299000), 30000 * THR_MU); /* 1 s + 299 s */
+    assert_true(thr_bucket_try_consume(&b, 1, T0 + 299000)); /* not full: refills again */
     assert_int_equal(thr_bucket_balance(&b, T0 + 3600000), 30000 * THR_MU); /* an hour idle */
     /* the whole burst is usable at once, and not one milli-unit more */
     assert_false(thr_bucket_try_consume(&b, 30000 * THR_MU + 1, T0 + 3600000));
