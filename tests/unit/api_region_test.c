@@ -11,72 +11,12 @@
 #include <string.h>
 
 #include "api/api_int.h"
-#include "testutil.h"
+#define API_CTX_DIR "api_region"
+#include "api_ctx_util.h"
 
-static kura_db *db;
-static char *dir;
-
-#define T "com.amazonaws.dynamodb.v20120810#"
 #define EU "arn:aws:dynamodb:eu-west-1:000000000000:table/"
 #define US "arn:aws:dynamodb:us-east-1:000000000000:table/"
-
-static int setup(void **state)
-{
-    (void)state;
-    dir = test_mkdtemp("api_region");
-    return kura_open(dir, NULL, &db) == KURA_OK ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    kura_status s = kura_close(db);
-    test_rmrf(dir);
-    return s == KURA_OK ? 0 : -1;
-}
-
-/* Runs `op` in `region` (NULL: no context at all); the answer and its status. */
-static json_t *run(const char *region, const char *account, const char *op, const char *body,
-                   kura_status *s_out)
-{
-    kura_request_context ctx = {.region = region, .account = account};
-    char *out = NULL;
-    size_t len = 0;
-    kura_status s =
-        kura_execute_ctx(db, region || account ? &ctx : NULL, op, body, strlen(body), &out, &len);
-    json_t *j = json_loads(out, 0, NULL);
-    if (!j) fail_msg("%s: not JSON: %s", op, out);
-    kura_free(out);
-    *s_out = s;
-    return j;
-}
-
-static json_t *ok(const char *region, const char *op, const char *body)
-{
-    kura_status s;
-    json_t *j = run(region, NULL, op, body, &s);
-    if (s != KURA_OK) {
-        char *text = json_dumps(j, 0);
-        fail_msg("%s in %s: %s\n  returned %s", op, region ? region : "(none)", body, text);
-    }
-    return j;
-}
-
-static void err(const char *region, const char *account, const char *op, const char *body,
-                const char *type, const char *msg)
-{
-    kura_status s;
-    json_t *j = run(region, account, op, body, &s);
-    char full[128];
-    snprintf(full, sizeof full, T "%s", type);
-    const char *got_type = json_string_value(json_object_get(j, "__type"));
-    const char *got_msg = json_string_value(json_object_get(j, "message"));
-    if (s == KURA_OK || !got_type || strcmp(got_type, full) != 0 || !got_msg ||
-        strcmp(got_msg, msg) != 0)
-        fail_msg("%s %s\n  got      %s: %s\n  expected %s: %s", op, body,
-                 got_type ? got_type : "(none)", got_msg ? got_msg : "(none)", full, msg);
-    json_decref(j);
-}
+#define err ctx_err
 
 static const char *str(const json_t *o, const char *path)
 {
@@ -160,7 +100,7 @@ static void test_table_arns_follow_the_request(void **state)
     json_decref(j);
     /* the account of the context */
     kura_status s;
-    j = run("eu-west-1", "123456789012", "DescribeTable", "{\"TableName\":\"rt1\"}", &s);
+    j = ctx_run("eu-west-1", "123456789012", "DescribeTable", "{\"TableName\":\"rt1\"}", &s);
     assert_int_equal(s, KURA_OK);
     expect_desc(json_object_get(j, "Table"), "arn:aws:dynamodb:eu-west-1:123456789012:table/rt1");
     json_decref(j);

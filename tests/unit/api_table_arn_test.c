@@ -12,71 +12,16 @@
 #include <string.h>
 
 #include "kura.h"
-#include "testutil.h"
+#define API_CTX_DIR "api_table_arn"
+#include "api/api_int.h"
+#include "api_ctx_util.h"
 
-static kura_db *db;
-static char *dir;
-
-#define T "com.amazonaws.dynamodb.v20120810#"
 #define ARN "arn:aws:dynamodb:us-east-1:000000000000:table/tab"
 #define EU_ARN "arn:aws:dynamodb:eu-west-1:000000000000:table/tab"
 #define ACCT_ARN "arn:aws:dynamodb:us-east-1:123456789012:table/tab"
 #define KEY "{\"pk\":{\"S\":\"a\"},\"sk\":{\"S\":\"1\"}}"
-
-static int setup(void **state)
-{
-    (void)state;
-    dir = test_mkdtemp("api_table_arn");
-    return kura_open(dir, NULL, &db) == KURA_OK ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    kura_status s = kura_close(db);
-    test_rmrf(dir);
-    return s == KURA_OK ? 0 : -1;
-}
-
-/* Runs `op` in `region` (NULL: no context, the default us-east-1). */
-static json_t *run(const char *region, const char *op, const char *body, kura_status *s_out)
-{
-    kura_request_context ctx = {.region = region};
-    char *out = NULL;
-    size_t len = 0;
-    *s_out = kura_execute_ctx(db, region ? &ctx : NULL, op, body, strlen(body), &out, &len);
-    json_t *j = json_loads(out, 0, NULL);
-    if (!j) fail_msg("%s: not JSON: %s", op, out);
-    kura_free(out);
-    return j;
-}
-
-static json_t *ok(const char *region, const char *op, const char *body)
-{
-    kura_status s;
-    json_t *j = run(region, op, body, &s);
-    if (s != KURA_OK) {
-        char *text = json_dumps(j, 0);
-        fail_msg("%s: %s\n  returned %s", op, body, text);
-    }
-    return j;
-}
-
-static void err(const char *region, const char *op, const char *body, const char *type,
-                const char *msg)
-{
-    kura_status s;
-    json_t *j = run(region, op, body, &s);
-    char full[128];
-    snprintf(full, sizeof full, T "%s", type);
-    const char *got_type = json_string_value(json_object_get(j, "__type"));
-    const char *got_msg = json_string_value(json_object_get(j, "message"));
-    if (s == KURA_OK || !got_type || strcmp(got_type, full) != 0 || !got_msg ||
-        strcmp(got_msg, msg) != 0)
-        fail_msg("%s %s\n  got      %s: %s\n  expected %s: %s", op, body,
-                 got_type ? got_type : "(none)", got_msg ? got_msg : "(none)", full, msg);
-    json_decref(j);
-}
+/* err() in the request region, in the default account */
+#define err(region, op, body, type, msg) ctx_err(region, NULL, op, body, type, msg)
 
 /* The string at a dotted path ("a.0.b"; keys may not contain '.', so ARN keys are looked up
  * with json_object_get directly). */
