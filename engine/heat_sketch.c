@@ -40,6 +40,7 @@ kura_status heat_sketch_init(heat_sketch *s, uint32_t k, uint32_t key_max)
     s->k = k;
     s->key_max = key_max;
     s->bucket_mask = nb - 1;
+    s->newest_ms = INT64_MIN;
     return KURA_OK;
 }
 
@@ -126,14 +127,18 @@ static void unlink_bucket(heat_sketch *s, int32_t idx)
 
 /* Gives counter idx to the key, with count and err, linked into its bucket. */
 static void take_counter(heat_sketch *s, int32_t idx, uint64_t hash, const void *key,
-                         size_t len, uint64_t err)
+                         size_t len, uint64_t err, int64_t now_ms)
 {
     heat_counter *c = &s->ctr[idx];
     c->hash = hash;
     c->key_len = (uint32_t)len;
     c->count = err;
     c->err = err;
-    heat_window_init(&c->win);
+    if (idx >= (int32_t)s->used)
+        heat_window_init(&c->win); /* a counter never used */
+    /* From the newest second the sketch has seen: the counter's previous key may have units
+     * in a second later than this (late) record's, which must not count for the new key. */
+    heat_window_restart(&c->win, now_ms > s->newest_ms ? now_ms : s->newest_ms);
     memcpy(s->keys + (size_t)idx * s->key_max, key, len < s->key_max ? len : s->key_max);
     int32_t *head = &s->bucket[hash & s->bucket_mask];
     c->next = *head;
@@ -147,10 +152,12 @@ void heat_sketch_record(heat_sketch *s, uint64_t hash, const void *key, size_t l
     if (u == 0)
         return;
     s->total += u;
+    if (now_ms > s->newest_ms)
+        s->newest_ms = now_ms;
     int32_t idx = find_index(s, hash, key, len);
     if (idx < 0 && s->used < s->k) {
         idx = (int32_t)s->used;
-        take_counter(s, idx, hash, key, len, 0);
+        take_counter(s, idx, hash, key, len, 0, now_ms);
         s->ctr[idx].heap_pos = s->used;
         s->heap[s->used++] = (uint32_t)idx;
         heap_up(s, s->ctr[idx].heap_pos);
@@ -158,10 +165,13 @@ void heat_sketch_record(heat_sketch *s, uint64_t hash, const void *key, size_t l
         /* Space-saving: the new key inherits the least count as its error. */
         idx = (int32_t)s->heap[0];
         unlink_bucket(s, idx);
-        take_counter(s, idx, hash, key, len, s->ctr[idx].count);
+        take_counter(s, idx, hash, key, len, s->ctr[idx].count, now_ms);
     }
     heat_counter *c = &s->ctr[idx];
     c->count += u;
-    heat_window_add(&c->win, now_ms, rd, wr);
+    /* Units the window drops (a record older than it or than the admission) count as
+     * error, so that the window's truth stays within [window, window + err]. */
+    if (!heat_window_add(&c->win, now_ms, rd, wr))
+        c->err += u;
     heap_down(s, c->heap_pos);
 }

@@ -52,6 +52,7 @@ typedef struct heat_sketch {
     int32_t *bucket;      /* chains of counters by hash */
     uint32_t *heap;       /* counter indexes, a min-heap by count */
     uint64_t total;       /* N: the weight recorded */
+    int64_t newest_ms;    /* the latest now_ms recorded */
 } heat_sketch;
 
 /* The bytes a sketch of k counters and keys of key_max bytes allocates. */

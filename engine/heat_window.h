@@ -18,6 +18,7 @@
 #ifndef KURA_ENGINE_HEAT_WINDOW_H
 #define KURA_ENGINE_HEAT_WINDOW_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Seconds remembered; queries over more seconds are clamped to this. */
@@ -31,16 +32,23 @@ typedef struct heat_slot {
 } heat_slot;
 
 typedef struct heat_window {
+    int64_t since; /* slots stamped before this second are stale: not counted, not added to */
     heat_slot slot[HEAT_WINDOW_S];
 } heat_window;
 
 /* An empty window. */
 void heat_window_init(heat_window *w);
 
-/* Adds rd and wr half units at now_ms. A record older than the second its slot now holds
- * (older than HEAT_WINDOW_S seconds behind the newest record) is outside every window and is
- * dropped; records up to HEAT_WINDOW_S - 1 seconds out of order land in their own second. */
-void heat_window_add(heat_window *w, int64_t now_ms, uint64_t rd, uint64_t wr);
+/* Empties the window from now_ms's second on, in O(1): older slots become stale rather than
+ * being cleared (a sketch's counter changes keys on the record path; clearing 60 slots there
+ * cost most of an eviction). Records before that second are then refused by heat_window_add. */
+void heat_window_restart(heat_window *w, int64_t now_ms);
+
+/* Adds rd and wr half units at now_ms; false when they are dropped: a record older than the
+ * second its slot now holds (older than HEAT_WINDOW_S seconds behind the newest record) or
+ * than the restart is outside the window. Records up to HEAT_WINDOW_S - 1 seconds out of
+ * order land in their own second. */
+bool heat_window_add(heat_window *w, int64_t now_ms, uint64_t rd, uint64_t wr);
 
 /* The half units of the last `secs` seconds at now_ms (the current second included), in
  * *rd_out and *wr_out. secs is clamped to [1, HEAT_WINDOW_S]. */

@@ -78,6 +78,29 @@ static void test_guarantees(void **state)
     free(recent);
 }
 
+/* A late record of a new key takes the counter of a key with units in a later second: the
+ * new key's window does not count them, and what it drops becomes error. */
+static void test_late_eviction(void **state)
+{
+    (void)state;
+    heat_sketch s;
+    assert_int_equal(heat_sketch_init(&s, 1, 16), KURA_OK);
+    heat_sketch_record(&s, kura_hash64("A", 1), "A", 1, 20000, 0, 5);
+    heat_sketch_record(&s, kura_hash64("B", 1), "B", 1, 19000, 0, 3);
+    const heat_counter *c = heat_sketch_find(&s, kura_hash64("B", 1), "B", 1);
+    assert_non_null(c);
+    assert_null(heat_sketch_find(&s, kura_hash64("A", 1), "A", 1));
+    uint64_t rd, wr;
+    heat_window_sum(&c->win, 20000, 60, &rd, &wr);
+    assert_int_equal(wr, 0);              /* none of A's 5 */
+    assert_int_equal(c->count, 8);
+    assert_int_equal(c->err, 8);          /* 5 inherited, 3 dropped by the window */
+    heat_sketch_record(&s, kura_hash64("B", 1), "B", 1, 20000, 0, 2);
+    heat_window_sum(&c->win, 20000, 60, &rd, &wr);
+    assert_int_equal(wr, 2);
+    heat_sketch_free(&s);
+}
+
 /* A hot key among 100,000 cold ones: first by writes, with its exact rate. */
 static void test_hot_among_cold(void **state)
 {
@@ -181,6 +204,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_guarantees),
+        cmocka_unit_test(test_late_eviction),
         cmocka_unit_test(test_hot_among_cold),
         cmocka_unit_test(test_long_keys),
         cmocka_unit_test(test_ten_million),

@@ -86,6 +86,30 @@ static void test_reuse_and_late(void **state)
     assert_int_equal(wr, 0);
 }
 
+/* A restart empties the window from its second on and refuses older records. */
+static void test_restart(void **state)
+{
+    (void)state;
+    heat_window w;
+    heat_window_init(&w);
+    uint64_t rd, wr;
+    assert_true(heat_window_add(&w, 10000, 3, 3));
+    assert_true(heat_window_add(&w, 12000, 4, 4));
+    heat_window_restart(&w, 12500);
+    sum(&w, 12999, 60, &rd, &wr);
+    assert_int_equal(rd, 0);
+    assert_int_equal(wr, 0);
+    assert_false(heat_window_add(&w, 11999, 1, 1));
+    assert_true(heat_window_add(&w, 12000, 1, 2));
+    assert_true(heat_window_add(&w, 13000, 1, 0));
+    sum(&w, 13000, 60, &rd, &wr);
+    assert_int_equal(rd, 2);
+    assert_int_equal(wr, 2);
+    /* Slot 10 (second 10) is stale even once second 10 is back in a query's reach. */
+    sum(&w, 10500, 60, &rd, &wr);
+    assert_int_equal(rd, 0);
+}
+
 /* A random walk of the clock (mostly forward, small steps back), against a model keeping
  * every second's units. */
 static void test_model(void **state)
@@ -128,6 +152,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exact_and_expiry),
         cmocka_unit_test(test_reuse_and_late),
+        cmocka_unit_test(test_restart),
         cmocka_unit_test(test_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
