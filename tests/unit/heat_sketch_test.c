@@ -154,7 +154,15 @@ static void test_long_keys(void **state)
     static char a[3000], b[3000];
     memset(a, 'x', sizeof(a));
     memcpy(b, a, sizeof(b));
-    b[2999] = 'y'; /* same stored prefix, different key */
+    /* Same stored prefix and length, a different key, in the same bucket of the sketch's
+     * hash table (32 buckets for 16 counters): only the hash tells them apart. */
+    for (int i = 0; (kura_hash64(b, sizeof(b)) & 31) != (kura_hash64(a, sizeof(a)) & 31) ||
+                    !memcmp(a, b, sizeof(a));
+         i++) {
+        b[2999] = (char)('a' + i % 26);
+        b[2998] = (char)('a' + i / 26 % 26);
+        b[2997] = (char)('a' + i / 676 % 26);
+    }
     heat_acc_record(acc, a, sizeof(a), 0, 0, 6);
     heat_acc_record(acc, b, sizeof(b), 0, 0, 4);
     heat_top top;
