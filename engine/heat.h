@@ -25,6 +25,11 @@
  * merging per-thread space-saving sketches would add each thread's error to the bound.
  * The cost: the sketch's guarantee holds per stripe (below), and with a uniform hash the
  * stripes' weights are close to N / stripes, so the bound stays close to N / k.
+ * Measured (tests/unit/heat_acc_test.c, tight loop, 2 shared cores): 27 ns a record on a
+ * key already counted, ~110 ns on a new key evicting another, one thread; two threads on
+ * one accumulator 90-145 ns and 290-360 ns, the stripes' cache lines moving between cores
+ * (64 stripes: 90-110 and 170-200 ns). Per-thread sketches would avoid that movement at the
+ * price of the bound above.
  *
  * Error bounds, per stripe s with N_s half units recorded and k_s = ceil(k / stripes)
  * counters: every key whose true units exceed N_s / k_s holds a counter; a reported key's
@@ -33,7 +38,8 @@
  *
  * Memory: all of it allocated by heat_acc_open, nothing after: heat_acc_bytes() bytes, O(k):
  * stripes * (one window + heat_sketch_bytes(k_s, key_max)) plus the struct. With k = 1024,
- * key_max = 2048 and 8 stripes: about 3.6 MiB, whatever the number of distinct keys.
+ * key_max = 2048 and 8 stripes: 3,637,272 bytes (3.5 MiB), whatever the number of distinct
+ * keys (tests/unit/heat_sketch_test.c, 10 M keys).
  * heat_acc_record never allocates; heat_acc_top allocates its result.
  */
 #ifndef KURA_ENGINE_HEAT_H
