@@ -134,11 +134,14 @@ static void take_counter(heat_sketch *s, int32_t idx, uint64_t hash, const void 
     c->key_len = (uint32_t)len;
     c->count = err;
     c->err = err;
-    if (idx >= (int32_t)s->used)
-        heat_window_init(&c->win); /* a counter never used */
-    /* From the newest second the sketch has seen: the counter's previous key may have units
-     * in a second later than this (late) record's, which must not count for the new key. */
-    heat_window_restart(&c->win, now_ms > s->newest_ms ? now_ms : s->newest_ms);
+    if (idx >= (int32_t)s->used) {
+        heat_window_init(&c->win); /* a counter never used: nothing to hide */
+    } else {
+        /* From the newest second the sketch has seen: the counter's previous key may have
+         * units in a second later than this (late) record's, not to be counted as the new
+         * key's. */
+        heat_window_restart(&c->win, now_ms > s->newest_ms ? now_ms : s->newest_ms);
+    }
     memcpy(s->keys + (size_t)idx * s->key_max, key, len < s->key_max ? len : s->key_max);
     int32_t *head = &s->bucket[hash & s->bucket_mask];
     c->next = *head;

@@ -99,6 +99,16 @@ static void test_late_eviction(void **state)
     heat_window_sum(&c->win, 20000, 60, &rd, &wr);
     assert_int_equal(wr, 2);
     heat_sketch_free(&s);
+    /* A free counter has no previous key: a late record of a new key keeps its units. */
+    assert_int_equal(heat_sketch_init(&s, 2, 16), KURA_OK);
+    heat_sketch_record(&s, kura_hash64("A", 1), "A", 1, 20000, 0, 5);
+    heat_sketch_record(&s, kura_hash64("B", 1), "B", 1, 19000, 0, 3);
+    c = heat_sketch_find(&s, kura_hash64("B", 1), "B", 1);
+    assert_non_null(c);
+    heat_window_sum(&c->win, 20000, 60, &rd, &wr);
+    assert_int_equal(wr, 3);
+    assert_int_equal(c->err, 0);
+    heat_sketch_free(&s);
 }
 
 /* A hot key among 100,000 cold ones: first by writes, with its exact rate. */
