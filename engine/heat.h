@@ -38,7 +38,7 @@
  *
  * Memory: all of it allocated by heat_acc_open, nothing after: heat_acc_bytes() bytes, O(k):
  * stripes * (one window + heat_sketch_bytes(k_s, key_max)) plus the struct. With k = 1024,
- * key_max = 2048 and 8 stripes: 3,637,272 bytes (3.5 MiB), whatever the number of distinct
+ * key_max = 2048 and 8 stripes: 3,645,976 bytes (3.5 MiB), whatever the number of distinct
  * keys (tests/unit/heat_sketch_test.c, 10 M keys).
  * heat_acc_record never allocates; heat_acc_top allocates its result.
  */
