@@ -135,7 +135,7 @@ static double bench(int threads, long n, long nkeys, uint32_t stripes)
         keys[i] = malloc((size_t)nkeys * BENCH_KEYLEN);
         assert_non_null(keys[i]);
         for (long k = 0; k < nkeys; k++) {
-            char buf[BENCH_KEYLEN + 1];
+            char buf[64] = {0}; /* room for any int and long: the key is its first bytes */
             snprintf(buf, sizeof(buf), "t%d-key-%08ld", i, k);
             memcpy(keys[i] + k * BENCH_KEYLEN, buf, BENCH_KEYLEN);
         }
