@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "engine/stream_table.h"
+#include "engine/def_reader.h"
 #include "engine/table_int.h"
 #include "util/coding.h"
 #include "util/status.h"
@@ -251,68 +252,26 @@ kura_status def_encode(const kura_table *t, kbuf *b)
 }
 
 /* A bounds-checked reader over a definition record; `bad` latches the first failure. */
-typedef struct def_reader {
-    const uint8_t *p, *end;
-    bool bad;
-} def_reader;
-
-static uint64_t rd_varint(def_reader *r)
+/* A name or other string of the record: up to 4096 bytes (NULL when bad). */
+static char *rd_str(def_reader *r)
 {
-    uint64_t v = 0;
-    const uint8_t *q = r->bad ? NULL : dec_varint64(r->p, r->end, &v);
-    if (!q)
-        r->bad = true;
-    else
-        r->p = q;
-    return v;
-}
-
-static uint8_t rd_u8(def_reader *r)
-{
-    if (r->bad || r->p >= r->end) {
-        r->bad = true;
-        return 0;
-    }
-    return *r->p++;
+    return def_rd_str(r, 0, 4096, false);
 }
 
 static double rd_double(def_reader *r)
 {
-    double d = 0;
-    if (r->bad || r->end - r->p < 8) {
-        r->bad = true;
-        return 0;
-    }
-    uint64_t bits = dec_fixed64(r->p);
+    uint64_t bits = def_rd_fixed64(r);
+    double d;
     memcpy(&d, &bits, sizeof d);
-    r->p += 8;
     return d;
 }
 
-/* A malloc'ed NUL-terminated copy of a length-prefixed string (NULL when bad). */
-static char *rd_str(def_reader *r)
-{
-    uint64_t n = rd_varint(r);
-    if (r->bad || n > (uint64_t)(r->end - r->p) || n > 4096) {
-        r->bad = true;
-        return NULL;
-    }
-    char *s = malloc(n + 1);
-    if (!s) {
-        r->bad = true;
-        return NULL;
-    }
-    memcpy(s, r->p, n);
-    s[n] = 0;
-    r->p += n;
-    return s;
-}
 
 /* A stored code back to its enum value (its index in `codes`), or -1. A 0 in `codes` past
  * index 0 is a gap of the designated initializer, not a code. */
 static int rd_code(def_reader *r, const uint8_t *codes, int n)
 {
-    uint8_t c = rd_u8(r);
+    uint8_t c = def_rd_u8(r);
     for (int i = 0; i < n && !r->bad; i++)
         if (codes[i] == c && (i == 0 || c != 0))
             return i;
@@ -333,24 +292,24 @@ static void rd_key_attrs(def_reader *r, idx_key_attr *attrs, uint32_t *count_out
 /* One index of kind `kind` into `x` (zeroed); `next_id` bounds its id. */
 static void rd_index(def_reader *r, idx_kind kind, uint32_t next_id, idx_def *x)
 {
-    uint64_t id = rd_varint(r);
+    uint64_t id = def_rd_varint(r);
     x->kind = kind;
     x->id = (uint32_t)id;
     x->name = rd_str(r);
     int st = rd_code(r, STATUS_CODE, (int)(sizeof STATUS_CODE));
     x->status = st < 0 ? IDX_ACTIVE : (idx_status)st;
-    uint64_t nh = rd_varint(r);
+    uint64_t nh = def_rd_varint(r);
     bool lsi = kind == IDX_LOCAL;
     if (id < 1 || id >= next_id || nh < 1 || nh > (lsi ? 1 : IDX_MAX_KEY_ATTRS))
         r->bad = true;
     rd_key_attrs(r, x->hash, &x->nhash, nh);
-    uint64_t nr = rd_varint(r);
+    uint64_t nr = def_rd_varint(r);
     if (lsi ? nr != 1 : nr > IDX_MAX_KEY_ATTRS)
         r->bad = true;
     rd_key_attrs(r, x->range, &x->nrange, nr);
     int pt = rd_code(r, PROJ_CODE, (int)(sizeof PROJ_CODE));
     x->projection = pt <= 0 ? KURA_PROJECTION_UNSET : (kura_projection_type)pt;
-    uint64_t ni = rd_varint(r);
+    uint64_t ni = def_rd_varint(r);
     if (pt <= 0 || ni > IDX_MAX_NON_KEY || (ni > 0) != (pt == KURA_PROJECTION_INCLUDE))
         r->bad = true;
     if (!r->bad && ni && !(x->include = calloc(ni, sizeof *x->include)))
@@ -359,26 +318,16 @@ static void rd_index(def_reader *r, idx_kind kind, uint32_t next_id, idx_def *x)
         x->ninclude = (uint32_t)i + 1;
         x->include[i] = rd_str(r);
     }
-    x->rcu = rd_varint(r);
-    x->wcu = rd_varint(r);
+    x->rcu = def_rd_varint(r);
+    x->wcu = def_rd_varint(r);
 }
 
-static uint64_t rd_fixed64(def_reader *r)
-{
-    if (r->bad || r->end - r->p < 8) {
-        r->bad = true;
-        return 0;
-    }
-    uint64_t v = dec_fixed64(r->p);
-    r->p += 8;
-    return v;
-}
 
 /* Version 4's stream section into t (the table frees what was read when this fails); in
  * version 5 (`may_be_empty`) its count may be 0. */
 static void rd_streams(def_reader *r, kura_table *t, bool may_be_empty)
 {
-    uint64_t n = rd_varint(r);
+    uint64_t n = def_rd_varint(r);
     if (!r->bad && n == 0 && may_be_empty)
         return;
     if (r->bad || n < 1 || n > 4096 || t->partitions < 1 || t->partitions > 256 ||
@@ -389,9 +338,9 @@ static void rd_streams(def_reader *r, kura_table *t, bool may_be_empty)
     for (uint64_t i = 0; i < n && !r->bad; i++) {
         table_stream *x = &t->streams[i];
         t->nstreams = (uint32_t)i + 1;
-        x->label_ms = rd_fixed64(r);
-        uint8_t view = rd_u8(r);
-        x->closed_ms = rd_fixed64(r);
+        x->label_ms = def_rd_fixed64(r);
+        uint8_t view = def_rd_u8(r);
+        x->closed_ms = def_rd_fixed64(r);
         if (!kura_stream_view_type_name((kura_stream_view_type)view) ||
             (i > 0 && x->label_ms <= x[-1].label_ms) || (i + 1 < n && !x->closed_ms) ||
             !(x->start = calloc(t->partitions, sizeof *x->start)) ||
@@ -401,11 +350,11 @@ static void rd_streams(def_reader *r, kura_table *t, bool may_be_empty)
         }
         x->view = (kura_stream_view_type)view;
         for (uint32_t p = 0; p < t->partitions && !r->bad; p++) {
-            x->start[p].segment = rd_varint(r);
-            x->start[p].offset = rd_varint(r);
+            x->start[p].segment = def_rd_varint(r);
+            x->start[p].offset = def_rd_varint(r);
             if (x->end) {
-                x->end[p].segment = rd_varint(r);
-                x->end[p].offset = rd_varint(r);
+                x->end[p].segment = def_rd_varint(r);
+                x->end[p].offset = def_rd_varint(r);
             }
         }
     }
@@ -414,7 +363,7 @@ static void rd_streams(def_reader *r, kura_table *t, bool may_be_empty)
 
 static void rd_ttl(def_reader *r, kura_table *t)
 {
-    uint8_t on = rd_u8(r);
+    uint8_t on = def_rd_u8(r);
     t->ttl_enabled = on == 1;
     t->ttl_attr = rd_str(r);
     t->ttl_changed = rd_double(r);
@@ -425,7 +374,7 @@ static void rd_ttl(def_reader *r, kura_table *t)
 /* Version 2's index section into t (the table frees what was read when this fails). */
 static void rd_indexes(def_reader *r, kura_table *t)
 {
-    uint64_t next = rd_varint(r), nl = rd_varint(r);
+    uint64_t next = def_rd_varint(r), nl = def_rd_varint(r);
     if (next < 1 || next > UINT32_MAX || nl > IDX_MAX_LSI ||
         (nl && !(t->lsi = calloc(nl, sizeof *t->lsi))))
         r->bad = true;
@@ -434,7 +383,7 @@ static void rd_indexes(def_reader *r, kura_table *t)
         t->nlsi = (uint32_t)i + 1;
         rd_index(r, IDX_LOCAL, t->next_index_id, &t->lsi[i]);
     }
-    uint64_t ng = rd_varint(r);
+    uint64_t ng = def_rd_varint(r);
     if (r->bad || ng > IDX_MAX_GSI || (ng && !(t->gsi = calloc(IDX_MAX_GSI, sizeof *t->gsi))))
         r->bad = true;
     for (uint64_t i = 0; i < ng && !r->bad; i++) {
@@ -454,7 +403,7 @@ static void rd_indexes(def_reader *r, kura_table *t)
  * characters of up to 4 bytes). */
 static void rd_tags(def_reader *r, kura_table *t, bool may_be_empty)
 {
-    uint64_t n = rd_varint(r);
+    uint64_t n = def_rd_varint(r);
     if (!r->bad && n == 0 && may_be_empty)
         return;
     if (r->bad || n < 1 || n > 50 || !(t->tags = calloc(n, sizeof *t->tags))) {
@@ -475,35 +424,35 @@ static void rd_tags(def_reader *r, kura_table *t, bool may_be_empty)
 kura_status def_decode(const uint8_t *p, size_t len, kura_table *t)
 {
     def_reader r = {p, p + len, false};
-    uint8_t version = rd_u8(&r);
+    uint8_t version = def_rd_u8(&r);
     if (version < DEF_VERSION_1 || version > DEF_VERSION_SETTINGS)
         return kura_err(KURA_E_CORRUPTION, "sys: table definition of unknown version");
-    t->id = rd_varint(&r);
+    t->id = def_rd_varint(&r);
     t->created = rd_double(&r);
-    t->partitions = (uint32_t)rd_varint(&r);
-    t->billing = (kura_billing_mode)rd_u8(&r);
-    t->rcu = rd_varint(&r);
-    t->wcu = rd_varint(&r);
+    t->partitions = (uint32_t)def_rd_varint(&r);
+    t->billing = (kura_billing_mode)def_rd_u8(&r);
+    t->rcu = def_rd_varint(&r);
+    t->wcu = def_rd_varint(&r);
     t->last_ppr = rd_double(&r);
-    t->deletion_protection = rd_u8(&r) != 0;
+    t->deletion_protection = def_rd_u8(&r) != 0;
     char *uuid = rd_str(&r);
     if (uuid)
         snprintf(t->table_id, sizeof t->table_id, "%s", uuid);
     free(uuid);
     t->name = rd_str(&r);
-    uint64_t n = rd_varint(&r);
+    uint64_t n = def_rd_varint(&r);
     if (!r.bad && n >= 1 && n <= TABLE_MAX_ATTR_DEFS &&
         (t->attr_defs = calloc(n, sizeof *t->attr_defs))) {
         for (uint64_t i = 0; i < n && !r.bad; i++) {
             t->attr_defs[i].attribute_name = rd_str(&r);
-            t->attr_defs[i].attribute_type = (kura_type)rd_u8(&r);
+            t->attr_defs[i].attribute_type = (kura_type)def_rd_u8(&r);
             t->nattr_defs = i + 1;
         }
     } else {
         r.bad = true;
     }
     t->pk_name = rd_str(&r);
-    if (rd_u8(&r))
+    if (def_rd_u8(&r))
         t->sk_name = rd_str(&r);
     t->next_index_id = 1;
     if (version >= DEF_VERSION_INDEXES)
@@ -511,7 +460,7 @@ kura_status def_decode(const uint8_t *p, size_t len, kura_table *t)
     if (version == DEF_VERSION_TTL)
         rd_ttl(&r, t);
     if (version >= DEF_VERSION_STREAMS) {
-        uint8_t ttl = rd_u8(&r);
+        uint8_t ttl = def_rd_u8(&r);
         if (ttl > 1)
             r.bad = true;
         else if (ttl)

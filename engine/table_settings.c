@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "engine/arn.h"
+#include "engine/def_reader.h"
 #include "engine/table_int.h"
 #include "util/coding.h"
 #include "util/status.h"
@@ -371,70 +372,28 @@ bool def_settings_encode(const kura_table *t, kbuf *b)
 }
 
 /* A bounds-checked reader of the section; `bad` latches the first failure. */
-typedef struct set_reader {
-    const uint8_t *p, *end;
-    bool bad;
-} set_reader;
-
-static uint64_t rd_varint(set_reader *r)
-{
-    uint64_t v = 0;
-    const uint8_t *q = r->bad ? NULL : dec_varint64(r->p, r->end, &v);
-    r->bad = r->bad || !q;
-    if (q)
-        r->p = q;
-    return v;
-}
-
-static uint8_t rd_u8(set_reader *r)
-{
-    if (r->bad || r->p >= r->end) {
-        r->bad = true;
-        return 0;
-    }
-    return *r->p++;
-}
-
 /* A maximum stored plus one (put_i64): -1 or 0 .. 2^62. */
-static int64_t rd_i64(set_reader *r)
+static int64_t rd_i64(def_reader *r)
 {
-    uint64_t v = rd_varint(r);
+    uint64_t v = def_rd_varint(r);
     r->bad = r->bad || v > ((uint64_t)1 << 62);
     return (int64_t)v - 1;
 }
 
-static int64_t rd_warm(set_reader *r)
+static int64_t rd_warm(def_reader *r)
 {
-    uint64_t v = rd_varint(r);
+    uint64_t v = def_rd_varint(r);
     r->bad = r->bad || v > ((uint64_t)1 << 62);
     return (int64_t)v;
 }
 
-/* A malloc'ed NUL-terminated string of 1..max bytes without NULs (NULL when bad). */
-static char *rd_str(set_reader *r, size_t max)
-{
-    uint64_t n = rd_varint(r);
-    if (r->bad || n < 1 || n > max || n > (uint64_t)(r->end - r->p) || memchr(r->p, 0, n)) {
-        r->bad = true;
-        return NULL;
-    }
-    char *s = malloc(n + 1);
-    if (!s) {
-        r->bad = true;
-        return NULL;
-    }
-    memcpy(s, r->p, n);
-    s[n] = 0;
-    r->p += n;
-    return s;
-}
 
-static void rd_gsis(set_reader *r, kura_table *t)
+static void rd_gsis(def_reader *r, kura_table *t)
 {
-    uint64_t n = rd_varint(r);
+    uint64_t n = def_rd_varint(r);
     r->bad = r->bad || n > t->ngsi;
     for (uint64_t i = 0; i < n && !r->bad; i++) {
-        uint64_t id = rd_varint(r);
+        uint64_t id = def_rd_varint(r);
         idx_def *x = NULL;
         for (uint32_t g = 0; g < t->ngsi && !x; g++)
             x = t->gsi[g].id == id ? &t->gsi[g] : NULL;
@@ -452,28 +411,27 @@ static void rd_gsis(set_reader *r, kura_table *t)
 
 bool def_settings_decode(const uint8_t **p, const uint8_t *end, kura_table *t)
 {
-    set_reader r = {*p, end, false};
-    uint8_t cls = rd_u8(&r);
-    if (r.bad || r.end - r.p < 8 || cls > KURA_TABLE_CLASS_STANDARD_INFREQUENT_ACCESS)
+    def_reader r = {*p, end, false};
+    uint8_t cls = def_rd_u8(&r);
+    uint64_t changed = def_rd_fixed64(&r);
+    if (r.bad || cls > KURA_TABLE_CLASS_STANDARD_INFREQUENT_ACCESS)
         return false;
     t->table_class = (kura_table_class)cls;
-    uint64_t changed = dec_fixed64(r.p);
     memcpy(&t->table_class_changed, &changed, sizeof changed);
-    r.p += 8;
     t->od_read = rd_i64(&r);
     t->od_write = rd_i64(&r);
     t->warm_read = rd_warm(&r);
     t->warm_write = rd_warm(&r);
-    uint8_t sse = rd_u8(&r);
+    uint8_t sse = def_rd_u8(&r);
     r.bad = r.bad || sse > 2;
     t->sse_kms = sse > 0;
     if (sse == 2)
-        t->kms_key = rd_str(&r, 2048);
-    uint8_t pol = rd_u8(&r);
+        t->kms_key = def_rd_str(&r, 1, 2048, true);
+    uint8_t pol = def_rd_u8(&r);
     r.bad = r.bad || pol > 1;
     if (pol == 1 && !r.bad) {
-        t->policy_rev = rd_varint(&r);
-        t->policy = rd_str(&r, POLICY_MAX_BYTES);
+        t->policy_rev = def_rd_varint(&r);
+        t->policy = def_rd_str(&r, 1, POLICY_MAX_BYTES, true);
     }
     rd_gsis(&r, t);
     *p = r.p;

@@ -81,4 +81,28 @@ CTX_HELPER void ctx_err(const char *region, const char *account, const char *op,
     json_decref(j);
 }
 
+/* The string at a dotted path of o ("Table.GlobalSecondaryIndexes.0.IndexArn": numbers index
+ * arrays; keys may not hold '.', so ARN keys are looked up with json_object_get directly). */
+CTX_HELPER const char *str(const json_t *o, const char *path)
+{
+    char key[64];
+    const char *p = path;
+    while (o && *p) {
+        size_t n = strcspn(p, ".");
+        snprintf(key, sizeof key, "%.*s", (int)n, p);
+        o = key[0] >= '0' && key[0] <= '9' ? json_array_get(o, (size_t)atoi(key))
+                                           : json_object_get(o, key);
+        p += n + (p[n] == '.');
+    }
+    return json_string_value(o);
+}
+
+/* Asserts the string at `path` of o is `want`. */
+CTX_HELPER void expect(const json_t *o, const char *path, const char *want)
+{
+    const char *got = str(o, path);
+    if (!got || strcmp(got, want) != 0)
+        fail_msg("%s\n  got      %s\n  expected %s", path, got ? got : "(none)", want);
+}
+
 #endif

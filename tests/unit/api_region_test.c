@@ -18,27 +18,6 @@
 #define US "arn:aws:dynamodb:us-east-1:000000000000:table/"
 #define err ctx_err
 
-static const char *str(const json_t *o, const char *path)
-{
-    char key[64];
-    const char *p = path;
-    while (o && *p) {
-        size_t n = strcspn(p, ".");
-        snprintf(key, sizeof key, "%.*s", (int)n, p);
-        o = key[0] >= '0' && key[0] <= '9' ? json_array_get(o, (size_t)atoi(key))
-                                           : json_object_get(o, key);
-        p += n + (p[n] == '.');
-    }
-    return json_string_value(o);
-}
-
-static void expect(const json_t *o, const char *path, const char *want)
-{
-    const char *got = str(o, path);
-    if (!got || strcmp(got, want) != 0)
-        fail_msg("%s\n  got      %s\n  expected %s", path, got ? got : "(none)", want);
-}
-
 /* A table with an LSI, a GSI and a stream, created in `region`. */
 static json_t *create(const char *region, const char *name)
 {

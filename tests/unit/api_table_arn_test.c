@@ -23,29 +23,6 @@
 /* err() in the request region, in the default account */
 #define err(region, op, body, type, msg) ctx_err(region, NULL, op, body, type, msg)
 
-/* The string at a dotted path ("a.0.b"; keys may not contain '.', so ARN keys are looked up
- * with json_object_get directly). */
-static const char *str(const json_t *o, const char *path)
-{
-    char key[64];
-    const char *p = path;
-    while (o && *p) {
-        size_t n = strcspn(p, ".");
-        snprintf(key, sizeof key, "%.*s", (int)n, p);
-        o = key[0] >= '0' && key[0] <= '9' ? json_array_get(o, (size_t)atoi(key))
-                                           : json_object_get(o, key);
-        p += n + (p[n] == '.');
-    }
-    return json_string_value(o);
-}
-
-static void expect(const json_t *o, const char *path, const char *want)
-{
-    const char *got = str(o, path);
-    if (!got || strcmp(got, want) != 0)
-        fail_msg("%s\n  got      %s\n  expected %s", path, got ? got : "(none)", want);
-}
-
 static void create_by_arn(void)
 {
     json_t *j = ok(NULL, "CreateTable",
