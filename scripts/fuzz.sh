@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-300}
 shift || true
 all=(wal_reader_fuzz sst_reader_fuzz manifest_fuzz item_codec_fuzz expr_parse_fuzz execute_fuzz
-     jdoc_fuzz)
+     jdoc_fuzz partiql_parse_fuzz)
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then targets=("${all[@]}"); fi
 jobs=${KURA_FUZZ_JOBS:-$(nproc)}

@@ -294,6 +294,9 @@ static kura_status render_assign(pq_render *r, const pq_assign *a, int kind)
     if (!same_path(a->path, a->value->kids[0]))
         return kura_err(KURA_E_INVALID, "%s must be applied to the attribute it sets",
                         a->value->name);
+    if (a->value->kids[1]->kind != PQ_VALUE) /* ADD and DELETE take a value, not a path */
+        return kura_err(KURA_E_INVALID, "%s takes a set value as its second argument",
+                        a->value->name);
     s = pq_render_text(r, " ");
     return s == KURA_OK ? pq_render_operand(r, a->value->kids[1]) : s;
 }

@@ -171,6 +171,10 @@ static void test_refusals(void **state)
                   PQ_MSG_ORDER_SCAN);
     translate_err("UPDATE t SET s = set_add(x, <<1>>) WHERE pk = 1", &hash_only,
                   "set_add must be applied to the attribute it sets");
+    translate_err("UPDATE t SET s = set_add(s, x) WHERE pk = 1", &hash_only,
+                  "set_add takes a set value as its second argument");
+    translate_err("UPDATE t SET s = set_delete(s, x.y) WHERE pk = 1", &hash_only,
+                  "set_delete takes a set value as its second argument");
     translate_err("UPDATE t SET a = MISSING WHERE pk = 1", &hash_only,
                   PQ_MSG_SYNTAX "MISSING is not a value");
     translate_err("SELECT * FROM t WHERE a = MISSING", &hash_only,
