@@ -115,6 +115,10 @@ static const char *error_type(kura_status s)
         return "PolicyNotFoundException";
     case KURA_E_DUPLICATE_ITEM:
         return "DuplicateItemException";
+    case KURA_E_THROUGHPUT_EXCEEDED:
+        return "ProvisionedThroughputExceededException";
+    case KURA_E_THROTTLED:
+        return "ThrottlingException";
     default:
         return "InternalServerError";
     }

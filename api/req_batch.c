@@ -5,7 +5,8 @@
  * found) and returns keys it did not read (the 16 MB response limit) in "UnprocessedKeys"
  * together with the table's request parameters as the client sent them (a copy taken before
  * legacy_rewrite, so AttributesToGet comes back as AttributesToGet), ready to be resent.
- * BatchWriteItem always answers "UnprocessedItems": {} (kura applies every request), then with
+ * BatchWriteItem answers "UnprocessedItems": {} (kura applies every request), or with
+ * kura-server --throttle the requests a throttle refused, then with
  * ReturnItemCollectionMetrics SIZE "ItemCollectionMetrics" (per table with an LSI, a list of
  * one object per request). ConsumedCapacity is a list with one entry per table.
  */
@@ -17,6 +18,36 @@
 #define MSG_MULTI                                                                                  \
     "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the "    \
     "supported datatypes"
+
+/* "UnprocessedItems": the requests a throttle refused (kura_options.throttle), by table as
+ * the request named it, each as it was sent: {"T": [{"PutRequest": {"Item": ...}}, ...]}. */
+static kura_status put_unprocessed(api_call *c, const kura_write_request *reqs,
+                                   const kura_batch_write_res *res)
+{
+    kura_status s = jw_key(&c->out, "UnprocessedItems", 16);
+    if (s == KURA_OK) s = jw_raw(&c->out, "{");
+    for (size_t i = 0; s == KURA_OK && i < res->unprocessed_count; i++) {
+        const kura_write_request *w = &reqs[res->unprocessed[i]];
+        bool first = true; /* the first unprocessed request of its table opens its list */
+        for (size_t j = 0; j < i && first; j++)
+            first = strcmp(reqs[res->unprocessed[j]].table_name, w->table_name) != 0;
+        if (!first) continue;
+        if ((s = jw_sep(&c->out)) == KURA_OK)
+            s = jw_key(&c->out, w->table_name, strlen(w->table_name));
+        if (s == KURA_OK) s = jw_raw(&c->out, "[");
+        for (size_t j = i; s == KURA_OK && j < res->unprocessed_count; j++) {
+            const kura_write_request *x = &reqs[res->unprocessed[j]];
+            if (strcmp(x->table_name, w->table_name)) continue;
+            if ((s = jw_sep(&c->out)) == KURA_OK)
+                s = jw_raw(&c->out, x->is_delete ? "{\"DeleteRequest\":{\"Key\":"
+                                                 : "{\"PutRequest\":{\"Item\":");
+            if (s == KURA_OK) s = jw_item(&c->out, x->item);
+            if (s == KURA_OK) s = jw_raw(&c->out, "}}");
+        }
+        if (s == KURA_OK) s = jw_raw(&c->out, "]");
+    }
+    return s == KURA_OK ? jw_raw(&c->out, "}") : s;
+}
 
 static kura_status put_capacities(api_call *c, const kura_consumed_capacity *const *cc, size_t n,
                                   kura_return_capacity rcc)
@@ -218,11 +249,10 @@ static kura_status run_batch_write(api_call *c)
         s = api_table_name(c, reqs[i].table_name, &reqs[i].table_name);
     if (s == KURA_OK) {
         kura_batch_write_req req = {reqs, n, api_rcc(c->req), api_ricm(c->req)};
-        kura_batch_write_res res = {NULL, 0, NULL, 0};
+        kura_batch_write_res res = {0};
         s = api_engine(kura_batch_write_item(c->db, &req, &res));
         if (s == KURA_OK) {
-            s = jw_key(&c->out, "UnprocessedItems", 16);
-            if (s == KURA_OK) s = jw_raw(&c->out, "{}");
+            s = put_unprocessed(c, reqs, &res);
             if (s == KURA_OK)
                 s = api_out_metrics_by_table(c, res.item_collection_metrics,
                                              res.item_collection_metrics_count);

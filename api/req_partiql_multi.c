@@ -95,6 +95,8 @@ static const char *error_code(kura_status s)
     case KURA_E_RESOURCE_NOT_FOUND: return "ResourceNotFound";
     case KURA_E_COLLECTION_SIZE: return "ItemCollectionSizeLimitExceeded";
     case KURA_E_TXN_CONFLICT: return "TransactionConflict";
+    case KURA_E_THROUGHPUT_EXCEEDED: return "ProvisionedThroughputExceeded";
+    case KURA_E_THROTTLED: return "ThrottlingError";
     default: return NULL;
     }
 }

@@ -22,6 +22,7 @@
 #include "engine/get_encoded.h"
 #include "engine/table_collection.h"
 #include "engine/table_index.h"
+#include "engine/tcap.h"
 #include "util/status.h"
 
 /* ---- Shared request checks -------------------------------------------------------------- */
@@ -317,14 +318,29 @@ static kura_status single_write_run(kura_db *db, const single_write *w, item_pre
         s = key_build(&t->ks, w->m, w->is_put ? KEY_FROM_ITEM : KEY_FROM_KEY, &key);
     if (s == KURA_OK && w->is_put)
         s = table_index_check_item(t, w->m);
+    const kura_value *item = w->is_put ? w->m : NULL;
+    size_t new_bytes = 0;
+    tcap_op op;
+    if (s == KURA_OK) { /* the capacity it needs, before anything is read (engine/tcap.h) */
+        tcap_op_init(&op, t, true);
+        op.skey = key.data;
+        op.klen = key.len;
+        op.item = item;
+        new_bytes = item ? val_item_size(item) : 0;
+        op.est_half = tcap_write_half(new_bytes, false);
+        s = tcap_admit(&op);
+    }
     if (s == KURA_OK) {
         bool read_old = ex.cond || w->rv == KURA_RETURN_ALL_OLD ||
                         w->rv_on_failure == KURA_RETURN_ALL_OLD || w->rcc != KURA_CAPACITY_NONE;
-        const kura_value *item = w->is_put ? w->m : NULL;
         kura_item_collection_metrics icm = {0};
         s = item_write_locked(t, key.data, key.len, ex.cond, read_old, item, &old, &found,
                               w->rm == KURA_METRICS_SIZE ? &icm : NULL);
-        size_t new_bytes = item && w->rcc != KURA_CAPACITY_NONE ? val_item_size(item) : 0;
+        /* the larger of the two items, when the old one was read (a plain put on a table
+         * without indexes or streams never reads it: its new item's size) */
+        size_t old_bytes = found && old.type == KURA_M ? val_item_size(&old) : 0;
+        tcap_done(&op, tcap_write_half(old_bytes > new_bytes ? old_bytes : new_bytes, false),
+                  s == KURA_OK || s == KURA_E_CONDITION_FAILED);
         s = finish_write(s, t, item, w->rv, w->rv_on_failure, w->rcc, &old, found, new_bytes,
                          &icm, res_out);
     }
@@ -418,6 +434,7 @@ static kura_status get_item(kura_db *db, const kura_get_item_req *req, item_pre 
     kbuf key = KBUF_INIT;
     kura_get_item_res res = {0};
     size_t bytes = 0;
+    tcap_op op;
     s = table_acquire(db, req->table_name, &t);
     if (s == KURA_OK && item_pre_stale(pre, t))
         s = KURA_E_NOT_FOUND;
@@ -425,10 +442,19 @@ static kura_status get_item(kura_db *db, const kura_get_item_req *req, item_pre 
         s = key_build(&t->ks, req->key, KEY_FROM_KEY, &key);
     if (s == KURA_OK)
         s = item_check_projection_keys(t, ex.proj);
+    if (s == KURA_OK) {
+        tcap_op_init(&op, t, false);
+        op.skey = key.data;
+        op.klen = key.len;
+        op.est_half = tcap_read_half(0, req->consistent_read);
+        s = tcap_admit(&op);
+    }
     if (s == KURA_OK && encoded)
         s = table_read_encoded(t, NULL, key.data, key.len, enc);
     else if (s == KURA_OK)
-        s = get_read(t, &key, &ex, want_bytes, &res.item, &bytes);
+        s = get_read(t, &key, &ex, true, &res.item, &bytes);
+    if (s == KURA_OK) /* the stored bytes stand for the item's size on the encoded path */
+        tcap_done(&op, tcap_read_half(encoded ? enc->len : bytes, req->consistent_read), true);
     if (s == KURA_OK && want_bytes)
         s = capacity_fill(&res.consumed_capacity, req->return_consumed_capacity, t->name,
                           capacity_read_units(bytes, req->consistent_read), true);

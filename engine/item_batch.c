@@ -21,9 +21,11 @@
 #include "engine/table_collection.h"
 #include "engine/table_index.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/tcap.h"
 #include "util/status.h"
 
 enum { BATCH_GET_MAX_KEYS = 100, BATCH_WRITE_MAX = 25 };
@@ -145,12 +147,44 @@ static kura_status list_push_copy(kura_value **l, const kura_value *v)
     return val_list_push(*l, &c) == KURA_OK ? KURA_OK : nomem();
 }
 
+/* Throttled requests of a batch (kura_options.throttle): DynamoDB leaves them unprocessed,
+ * and refuses the whole call with the throttle's error only when none was processed. */
+typedef struct batch_throttle {
+    size_t done, refused;
+    kura_status first;   /* the first refusal's status */
+    char msg[512];       /* and its message */
+} batch_throttle;
+
+/* Whether *s is a throttle refusal: counted (and *s reset) if so. */
+static bool batch_throttled(batch_throttle *b, kura_status *s)
+{
+    if (*s != KURA_E_THROUGHPUT_EXCEEDED && *s != KURA_E_THROTTLED) {
+        if (*s == KURA_OK)
+            b->done++;
+        return false;
+    }
+    if (!b->refused++) {
+        b->first = *s;
+        snprintf(b->msg, sizeof b->msg, "%s", kura_last_error());
+    }
+    *s = KURA_OK;
+    return true;
+}
+
+/* The call's status once every request was tried: the throttle's when all were refused. */
+static kura_status batch_throttle_end(const batch_throttle *b, kura_status s)
+{
+    if (s == KURA_OK && b->refused && !b->done)
+        return kura_err(b->first, "%s", b->msg);
+    return s;
+}
+
 /* Reads the keys of one table. *bytes is the response size so far; *full is set once the
  * response is full, after which every key goes to unprocessed_keys. */
 static kura_status batch_get_table(kura_table *t, const kura_batch_get_table *bt,
                                    const item_exprs *ex, const kura_read_options *ro,
                                    uint64_t *bytes, bool *full, kura_batch_get_table_res *r,
-                                   double *units)
+                                   double *units, batch_throttle *bth)
 {
     kbuf key = KBUF_INIT;
     kura_status s = item_check_projection_keys(t, ex->proj);
@@ -166,8 +200,23 @@ static kura_status batch_get_table(kura_table *t, const kura_batch_get_table *bt
         bool found = false;
         kbuf_clear(&key);
         s = key_build(&t->ks, kv, KEY_FROM_KEY, &key);
+        tcap_op op;
+        if (s == KURA_OK) {
+            tcap_op_init(&op, t, false);
+            op.skey = key.data;
+            op.klen = key.len;
+            op.est_half = tcap_read_half(0, bt->consistent_read);
+            s = tcap_admit(&op);
+            if (batch_throttled(bth, &s)) { /* a throttled key is left unprocessed */
+                s = list_push_copy(&r->unprocessed_keys, kv);
+                continue;
+            }
+        }
         if (s == KURA_OK)
             s = table_read(t, ro, key.data, key.len, &item, &found);
+        if (s == KURA_OK)
+            tcap_done(&op, tcap_read_half(found ? val_item_size(&item) : 0, bt->consistent_read),
+                      true);
         if (s == KURA_OK && found && ex->proj)
             s = expr_project(ex->proj, &item, &proj);
         const kura_value *out = ex->proj ? &proj : &item;
@@ -218,15 +267,17 @@ kura_status kura_batch_get_item(kura_db *db, const kura_batch_get_req *req,
         ro.snapshot = kura_snapshot_new(db);
         uint64_t bytes = 0;
         bool full = false;
+        batch_throttle bth = {0};
         for (size_t i = 0; i < n && s == KURA_OK; i++) {
             double units = 0;
             s = batch_get_table(tables[i], &req->tables[i], &ex[i], &ro, &bytes, &full,
-                                &res.tables[i], &units);
+                                &res.tables[i], &units, &bth);
             if (s == KURA_OK)
                 s = capacity_fill(&res.tables[i].consumed_capacity,
                                   req->return_consumed_capacity, tables[i]->name, units, true);
         }
         kura_snapshot_free(db, ro.snapshot);
+        s = batch_throttle_end(&bth, s);
     }
     if (pinned)
         release_tables(tables, n);
@@ -255,6 +306,7 @@ void kura_batch_write_res_free(kura_batch_write_res *r)
     for (size_t i = 0; i < r->item_collection_metrics_count; i++)
         table_coll_metrics_free(&r->item_collection_metrics[i]);
     free(r->item_collection_metrics);
+    free(r->unprocessed);
     memset(r, 0, sizeof *r);
 }
 
@@ -296,12 +348,15 @@ static kura_status batch_write_key(const kura_table *t, const kura_write_request
  * (NULL: not asked for) gets its item collection's metrics. */
 static kura_status batch_write_one(kura_table *t, const kura_write_request *w, const kbuf *key,
                                    bool charge, kura_return_capacity mode, double *units,
-                                   kura_consumed_capacity *ix, kura_item_collection_metrics *icm)
+                                   kura_consumed_capacity *ix, kura_item_collection_metrics *icm,
+                                   uint64_t *old_bytes_out)
 {
     kura_value old = {0};
     bool found = false;
     kura_status s = item_write_locked(t, key->data, key->len, NULL, charge,
                                       w->is_delete ? NULL : w->item, &old, &found, icm);
+    if (s == KURA_OK && found && old.type == KURA_M)
+        *old_bytes_out = val_item_size(&old);
     if (s == KURA_OK && charge) {
         size_t old_bytes = found ? val_item_size(&old) : 0;
         size_t new_bytes = w->is_delete ? 0 : val_item_size(w->item);
@@ -402,13 +457,39 @@ kura_status kura_batch_write_item(kura_db *db, const kura_batch_write_req *req,
                 s = kura_err(KURA_E_INVALID, "Provided list of item keys contains duplicates");
     }
     bool charge = req->return_consumed_capacity != KURA_CAPACITY_NONE;
+    batch_throttle bth = {0};
+    if (s == KURA_OK && !(res.unprocessed = calloc(n ? n : 1, sizeof *res.unprocessed)))
+        s = nomem();
     for (size_t i = 0; i < n && s == KURA_OK; i++) {
         size_t first = 0;
         while (tables[first] != tables[i])
             first++;
-        s = batch_write_one(tables[i], &req->requests[i], &keys[i], charge,
-                            req->return_consumed_capacity, &units[first], &ix[first],
-                            metrics ? &icm[i] : NULL);
+        const kura_write_request *w = &req->requests[i];
+        tcap_op op;
+        tcap_op_init(&op, tables[i], true);
+        op.skey = keys[i].data;
+        op.klen = keys[i].len;
+        op.item = w->is_delete ? NULL : w->item;
+        size_t new_bytes = w->is_delete ? 0 : val_item_size(w->item);
+        op.est_half = tcap_write_half(new_bytes, false);
+        s = tcap_admit(&op);
+        if (batch_throttled(&bth, &s)) {
+            res.unprocessed[res.unprocessed_count++] = i;
+            continue;
+        }
+        bth.done--; /* counted again below, once written */
+        uint64_t old_bytes = 0;
+        s = batch_write_one(tables[i], w, &keys[i], charge, req->return_consumed_capacity,
+                            &units[first], &ix[first], metrics ? &icm[i] : NULL, &old_bytes);
+        tcap_done(&op, tcap_write_half(old_bytes > new_bytes ? old_bytes : new_bytes, false),
+                  s == KURA_OK);
+        if (s == KURA_OK)
+            bth.done++;
+    }
+    s = batch_throttle_end(&bth, s);
+    if (s == KURA_OK && !res.unprocessed_count) {
+        free(res.unprocessed);
+        res.unprocessed = NULL;
     }
     if (s == KURA_OK && charge)
         s = item_capacity_per_table(req->return_consumed_capacity, tables, n, units, ix,

@@ -21,6 +21,7 @@
 #include "engine/item_int.h"
 #include "engine/table_collection.h"
 #include "engine/table_index.h"
+#include "engine/tcap.h"
 #include "engine/txn.h"
 
 #include <stdio.h>
@@ -326,6 +327,34 @@ static kura_status evaluate(txn_act *acts, size_t n, bool want_metrics,
     return s;
 }
 
+/*
+ * Under the locks, once every action passed: the capacity of the whole transaction admitted
+ * or refused together (engine/tcap.h), each action charged twice its units (DynamoDB's
+ * transactional writes) on its key and on its new item's GSI keys. A refusal cancels the
+ * transaction with a ThrottlingError reason on the action refused, nothing written.
+ */
+static kura_status txn_admit(txn_act *acts, size_t n, tcap_op *caps,
+                             kura_cancellation_reason *reasons, bool *canceled)
+{
+    for (size_t i = 0; i < n; i++) {
+        txn_act *x = &acts[i];
+        tcap_op_init(&caps[i], x->t, true);
+        caps[i].skey = x->key.data;
+        caps[i].klen = x->key.len;
+        caps[i].txn = true;
+        caps[i].item = x->writes && x->neu.type == KURA_M ? &x->neu : NULL;
+        size_t o = x->found ? val_item_size(&x->old) : 0;
+        size_t w = x->neu.type == KURA_M ? val_item_size(&x->neu) : 0;
+        caps[i].est_half = tcap_write_half(o > w ? o : w, true);
+    }
+    size_t which = 0;
+    kura_status s = tcap_admit_all(caps, n, &which);
+    if (s != KURA_E_THROUGHPUT_EXCEEDED && s != KURA_E_THROTTLED)
+        return s;
+    *canceled = true;
+    return set_reason(&reasons[which], "ThrottlingError", kura_last_error());
+}
+
 /* Appends a string (or its absence) to the request's canonical form. */
 static bool canon_str(kbuf *b, const char *str)
 {
@@ -518,6 +547,7 @@ kura_status kura_transact_write_items(kura_db *db, const kura_transact_write_req
     txn_act *acts = calloc(n, sizeof *acts);
     kura_cancellation_reason *reasons = calloc(n, sizeof *reasons);
     kmutex *locks[TXN_MAX_ACTIONS];
+    tcap_op caps[TXN_MAX_ACTIONS];
     if (!acts || !reasons) {
         free(acts);
         free(reasons);
@@ -558,7 +588,11 @@ kura_status kura_transact_write_items(kura_db *db, const kura_transact_write_req
         s = evaluate(acts, n, req->return_item_collection_metrics == KURA_METRICS_SIZE, reasons,
                      &canceled);
         if (s == KURA_OK && !canceled)
+            s = txn_admit(acts, n, caps, reasons, &canceled);
+        if (s == KURA_OK && !canceled)
             s = commit_writes(db, acts, n, tok.token ? &tok : NULL);
+        for (size_t i = 0; s == KURA_OK && !canceled && i < n; i++)
+            tcap_done(&caps[i], caps[i].est_half, true);
         for (size_t i = 0; i < n; i++)
             if (acts[i].registered)
                 table_coll_end(acts[i].t, &acts[i].tk, s == KURA_OK && !canceled);

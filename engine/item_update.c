@@ -24,6 +24,7 @@
 #include "engine/item_int.h"
 #include "engine/table_collection.h"
 #include "engine/table_index.h"
+#include "engine/tcap.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -120,7 +121,7 @@ static kura_status update_return(kura_return_values rv, const expr_update *u, ku
 static kura_status update_locked(kura_table *t, const kbuf *key, const kura_update_item_req *req,
                                  const item_exprs *ex, kura_value *old, bool *found,
                                  kura_value *neu, size_t *old_bytes_out,
-                                 kura_item_collection_metrics *icm)
+                                 kura_item_collection_metrics *icm, tcap_op *op)
 {
     bool keep_old = req->return_values == KURA_RETURN_ALL_OLD ||
                     req->return_values == KURA_RETURN_UPDATED_OLD ||
@@ -140,6 +141,15 @@ static kura_status update_locked(kura_table *t, const kbuf *key, const kura_upda
         val_clear(neu);
     if (s == KURA_OK && !absent)
         s = table_index_check_item(t, neu);
+    /* the capacity: known exactly here, from both items, before anything is written; a
+     * refusal leaves the item as it was (engine/tcap.h) */
+    size_t old_size = *found ? val_item_size(old) : 0;
+    size_t new_size = neu->type ? val_item_size(neu) : 0;
+    op->est_half = tcap_write_half(old_size > new_size ? old_size : new_size, false);
+    op->item = absent ? NULL : neu;
+    if (s == KURA_OK)
+        s = tcap_admit(op);
+    bool charged = s == KURA_OK || s == KURA_E_CONDITION_FAILED;
     /* an existing item without an UpdateExpression is unchanged: nothing to write (its
      * collection is still measured for SIZE: neu equals old, a delta of 0) */
     bool write = !absent && (ex->update || !*found);
@@ -159,6 +169,7 @@ static kura_status update_locked(kura_table *t, const kbuf *key, const kura_upda
         table_coll_end(t, &tk, s == KURA_OK);
     }
     kmutex_unlock(mu);
+    tcap_done(op, op->est_half, charged);
     if (s == KURA_OK && want && measured)
         s = table_coll_metrics(t, key->data, key->len, coll_bytes, icm);
     return s;
@@ -190,9 +201,14 @@ kura_status item_update_pre(kura_db *db, const kura_update_item_req *req, item_p
         s = key_build(&t->ks, req->key, KEY_FROM_KEY, &key);
     if (s == KURA_OK)
         s = item_check_key_untouched(t, ex.update);
-    if (s == KURA_OK)
+    tcap_op op;
+    if (s == KURA_OK) {
+        tcap_op_init(&op, t, true);
+        op.skey = key.data;
+        op.klen = key.len;
         s = update_locked(t, &key, req, &ex, &old, &found, &neu, &old_bytes,
-                          &res.item_collection_metrics);
+                          &res.item_collection_metrics, &op);
+    }
     if (s == KURA_E_CONDITION_FAILED) {
         if (found && req->return_values_on_condition_check_failure == KURA_RETURN_ALL_OLD &&
             !(res.item = item_value_take(&old)))

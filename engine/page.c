@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/tcap.h"
 #include "util/status.h"
 
 /* ---- Expressions ------------------------------------------------------------------------- */
@@ -741,6 +742,57 @@ static kura_status page_capacity(const page_req *pr, const page_state *ps,
     return s;
 }
 
+/* The partition key a page reads (a Query's), as tcap's key bytes: *enc_out and its length;
+ * false for a Scan. */
+static bool page_key(const page_req *pr, const uint8_t **enc_out, size_t *len_out)
+{
+    const kbuf *lo = &pr->range->lo;
+    if (!pr->query || lo->len <= 8) return false;
+    const uint8_t *p = lo->data + 8;
+    size_t len = lo->len - 8;
+    if (pr->ix) {
+        kura_type types[IDX_MAX_KEY_ATTRS];
+        for (uint32_t i = 0; i < pr->ix->def->nhash; i++) types[i] = pr->ix->def->hash[i].type;
+        len = tcap_prefix_len(p, len, types, pr->ix->def->nhash);
+    } else {
+        len = tcap_prefix_len(p, len, &pr->t->ks.pk_type, 1);
+    }
+    *enc_out = p;
+    *len_out = len;
+    return len > 0;
+}
+
+/* Admits the page's first read unit (a Query on the table's key, or any read of the table)
+ * and records what the page read when done (ok). An index's reads are recorded on the index
+ * and not throttled. */
+static kura_status page_capacity_gate(const page_req *pr, tcap_op *op, const page_state *ps,
+                                      bool done, bool ok)
+{
+    const uint8_t *enc = NULL;
+    size_t len = 0;
+    bool keyed = page_key(pr, &enc, &len);
+    if (!done) {
+        tcap_op_init(op, pr->t, false);
+        op->est_half = tcap_read_half(0, pr->consistent);
+        if (keyed && !pr->ix) { /* hash64 || enc(pk): the prefix of the items' storage keys */
+            op->skey = enc - 8;
+            op->klen = len + 8;
+        }
+        if (!pr->ix) return tcap_admit(op);
+        op->now_ms = tcap_now(pr->t->cap);
+        return KURA_OK;
+    }
+    uint64_t half = tcap_read_half(ps->bytes, pr->consistent);
+    if (!pr->ix) {
+        tcap_done(op, half, ok);
+        return KURA_OK;
+    }
+    if (ok)
+        tcap_record(pr->t->cap, pr->ix->def->id, keyed ? enc : (const uint8_t *)"", len, len,
+                    half, 0, op->now_ms);
+    return KURA_OK;
+}
+
 kura_status page_run(const page_req *pr, kura_page *page_out)
 {
     page_state ps = {0};
@@ -748,12 +800,16 @@ kura_status page_run(const page_req *pr, kura_page *page_out)
     kura_read_options ro;
     kura_read_options_init(&ro);
     kura_tree *tree = pr->ix ? pr->ix->tree : pr->t->tree;
-    kura_status s = tree_iter_new(tree, &ro, pr->part_lo, pr->part_hi, &it);
+    tcap_op op;
+    kura_status s = page_capacity_gate(pr, &op, &ps, false, false);
+    if (s != KURA_OK) return s;
+    s = tree_iter_new(tree, &ro, pr->part_lo, pr->part_hi, &it);
     if (s != KURA_OK) return s;
     if (!pr->count_only && !(ps.items = kura_value_list()))
         s = kura_err(KURA_E_NOMEM, "out of memory");
     if (s == KURA_OK) s = page_loop(pr, it, &ps);
     kura_iter_free(it);
+    page_capacity_gate(pr, &op, &ps, true, s == KURA_OK);
 
     kura_page page = {0};
     if (s == KURA_OK) s = page_capacity(pr, &ps, &page.consumed_capacity);

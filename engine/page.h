@@ -186,6 +186,10 @@ typedef struct page_req {
     bool count_only;             /* Select COUNT: no items */
     bool consistent;             /* capacity: strongly consistent reads cost twice as much */
     kura_return_capacity return_capacity;
+    /* A Query's partition key for the capacity accounting and throttling (engine/tcap.h):
+     * on the table, its storage key prefix hash64 || enc(pk); on an index, the range's
+     * lower bound (the entry key's hash and HASH values lead it). Unset: a Scan. */
+    bool query;
 } page_req;
 
 /*

@@ -415,6 +415,7 @@ static kura_status query_index(kura_table *t, const kura_query_req *req, const p
             .count_only = count_only,
             .consistent = req->consistent_read,
             .return_capacity = req->return_consumed_capacity,
+            .query = true,
         };
         s = page_run(&pr, page_out);
     }
@@ -491,6 +492,7 @@ kura_status kura_query(kura_db *db, const kura_query_req *req, kura_page *page_o
             .count_only = count_only,
             .consistent = req->consistent_read,
             .return_capacity = req->return_consumed_capacity,
+            .query = true,
         };
         s = page_run(&pr, page_out);
     }

@@ -16,6 +16,7 @@
 
 #include "engine/collection.h"
 #include "engine/stream_table.h"
+#include "engine/tcap.h"
 #include "engine/table_int.h"
 #include "util/hash.h"
 #include "util/status.h"
@@ -401,6 +402,7 @@ void table_free(kura_table *t)
         kmutex_destroy(&t->item_locks[i]);
     kmutex_destroy(&t->count_mu);
     coll_cache_free(t->colls);
+    tcap_free(t->cap);
     for (size_t i = 0; i < t->nattr_defs; i++)
         free((char *)t->attr_defs[i].attribute_name);
     free(t->attr_defs);
@@ -420,7 +422,8 @@ kura_table *table_new(void)
     kura_table *t = calloc(1, sizeof *t);
     if (!t)
         return NULL;
-    if (!(t->colls = coll_cache_new(0))) {
+    if (!(t->colls = coll_cache_new(0)) || !(t->cap = tcap_new())) {
+        coll_cache_free(t->colls);
         free(t);
         return NULL;
     }
@@ -443,6 +446,8 @@ kura_status table_list_add_locked(kura_db *db, kura_table *t)
         db->tables_cap = cap;
     }
     db->tables[db->ntables++] = t;
+    tcap_bind(t->cap, &db->opts);
+    tcap_configure(t);
     return KURA_OK;
 }
 

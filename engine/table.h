@@ -112,6 +112,9 @@ typedef struct kura_table {
     uint32_t nstreams;
     atomic_bool stream_on;
 
+    /* Capacity accounting and throttling (engine/tcap.h); made with the table. */
+    struct tcap *cap;
+
     int refs;                    /* pins, under db->tables_mu */
     kmutex item_locks[TABLE_LOCK_STRIPES];
     /* the sizes of its item collections, used when it has an LSI (engine/collection.h,

@@ -28,6 +28,7 @@
 #include "engine/stream_table.h"
 #include "engine/table_index.h"
 #include "engine/table_int.h"
+#include "engine/tcap.h"
 #include "util/status.h"
 
 
@@ -70,6 +71,8 @@ kura_status def_write(kura_db *db, const kura_table *t, bool remove)
     if (s == KURA_OK)
         s = remove ? kura_delete(db->sys, &wo, key.data, key.len)
                    : kura_put(db->sys, &wo, key.data, key.len, val.data, val.len);
+    if (s == KURA_OK && !remove) /* the throttle follows every change of the settings */
+        tcap_configure(t);
     kbuf_free(&key);
     kbuf_free(&val);
     return s;

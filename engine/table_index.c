@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "index/runtime.h"
+#include "engine/tcap.h"
 #include "util/status.h"
 
 uint32_t table_nindexes(const kura_table *t)
@@ -191,7 +192,8 @@ kura_status table_index_open(kura_db *db, kura_table *t, bool create)
                      (unsigned long long)t->id, t->name);
     idx_rt_args a = {.table_name = t->name, .ks = t->ks, .sh = &db->sh,
                      .sync = db->opts.durability == KURA_SYNC, .base = t->tree->parts,
-                     .nbase = t->tree->nparts, .indexes = t->ix_parts, .nindexes = n};
+                     .nbase = t->tree->nparts, .indexes = t->ix_parts, .nindexes = n,
+                     .charge = tcap_index_charge, .charge_arg = t->cap};
     if (s == KURA_OK)
         s = idx_rt_open(&a, &t->ix_rt);
     if (s == KURA_OK && building >= 0)
@@ -344,7 +346,8 @@ kura_status table_index_add_gsi(kura_db *db, kura_table *t)
     if (!t->ix_rt) { /* the table's first index */
         idx_rt_args a = {.table_name = t->name, .ks = t->ks, .sh = &db->sh,
                          .sync = db->opts.durability == KURA_SYNC, .base = t->tree->parts,
-                         .nbase = t->tree->nparts, .indexes = t->ix_parts, .nindexes = pos + 1};
+                         .nbase = t->tree->nparts, .indexes = t->ix_parts, .nindexes = pos + 1,
+                         .charge = tcap_index_charge, .charge_arg = t->cap};
         s = idx_rt_open(&a, &t->ix_rt);
     } else {
         uint32_t got;

@@ -60,7 +60,11 @@ extern "C" {
     /* PolicyNotFoundException (resource-based policies) */                                    \
     X(KURA_E_POLICY_NOT_FOUND, 23, "resource-based policy not found")                          \
     /* PartiQL: an INSERT of an item that exists (DuplicateItemException) */                    \
-    X(KURA_E_DUPLICATE_ITEM, 24, "duplicate item")
+    X(KURA_E_DUPLICATE_ITEM, 24, "duplicate item")                                             \
+    /* throttling (kura_options.throttle): ProvisionedThroughputExceededException and        \
+     * ThrottlingException */                                                                 \
+    X(KURA_E_THROUGHPUT_EXCEEDED, 25, "provisioned throughput exceeded")                       \
+    X(KURA_E_THROTTLED, 26, "throttled")
 
 typedef enum kura_status {
 #define KURA_STATUS_ENUM_(name, value, msg) name = value,
@@ -160,6 +164,19 @@ typedef struct kura_options {
      * so a database reopened with another region answers in that one. */
     const char *region;
     const char *account_id;
+    /* DynamoDB's capacity limits (docs/architecture.md, "Capacity accounting and throttling
+     * on the item paths"): false (the default) accepts any load, as before; true throttles a
+     * PROVISIONED table or GSI past its throughput after its burst (300 s of unused
+     * capacity), an on-demand one past its OnDemandThroughput maximum or twice its previous
+     * peak, and any partition-key value past 3,000 read / 1,000 write units a second, with
+     * DynamoDB's errors (KURA_E_THROUGHPUT_EXCEEDED, KURA_E_THROTTLED; in transactions a
+     * ThrottlingError reason; in batches the unprocessed items), and limits throughput
+     * decreases as DynamoDB does. The accounting behind it (kura_heat_report) is always on. */
+    bool throttle;
+    /* The clock of the capacity accounting and throttling, in milliseconds (any epoch, never
+     * going back); NULL: the real time. Tests drive it; it must be thread-safe. */
+    int64_t (*capacity_clock)(void *arg);
+    void *capacity_clock_arg;
 } kura_options;
 
 #define KURA_DEFAULT_REGION "us-east-1"
@@ -1276,6 +1293,11 @@ typedef struct kura_batch_write_res {
     size_t consumed_capacity_count;
     kura_item_collection_metrics *item_collection_metrics; /* owned; NULL when none */
     size_t item_collection_metrics_count;
+    /* With kura_options.throttle: the requests a throttle refused (UnprocessedItems), as
+     * indexes into the request's `requests`, ascending; owned; NULL when none. When every
+     * request was refused the call fails with the throttle's error instead. */
+    size_t *unprocessed;
+    size_t unprocessed_count;
 } kura_batch_write_res;
 kura_status kura_batch_write_item(kura_db *db, const kura_batch_write_req *req,
                                   kura_batch_write_res *res_out);
@@ -1480,4 +1502,15 @@ kura_status kura_execute_ctx(kura_db *db, const kura_request_context *ctx, const
 #ifdef __cplusplus
 }
 #endif
+
+/* ---- Capacity accounting (docs/server.md, "GET /kura/heat") ------------------------------ */
+
+/* The heat report as JSON in *json_out (free()): per table and index, the units per second
+ * read and written over the last `window_s` seconds (0: 60; at most 60), a per-second
+ * timeline, the hottest partition keys and items against DynamoDB's per-key limits (3,000
+ * RCU / 1,000 WCU a second) and the provisioned throughput, the throttled requests and keys,
+ * and verdicts in words. `table` NULL: every table; else that one (KURA_E_RESOURCE_NOT_FOUND
+ * if it does not exist). The accounting is in memory: a reopened database starts empty. */
+kura_status kura_heat_report(kura_db *db, const char *table, uint32_t window_s, char **json_out);
+
 #endif /* KURA_H */

@@ -46,6 +46,7 @@ typedef struct apply_ctx {
     lsm_batch scratch;
     uint64_t seq; /* of the change being applied */
     rt_index *x;
+    bool charge;  /* report the entries to rt->charge (not in recovery, not to a shadow) */
 } apply_ctx;
 
 /* One index change into the partition of its entry key, at the base write's sequence. */
@@ -62,6 +63,11 @@ static kura_status put_entry(void *arg, idx_change_kind kind, const uint8_t *key
     lsm_rep_set_seq(c->scratch.rep.data, c->seq);
     uint32_t part = x->nparts == 1 ? 0 : kura_hash_bucket(dec_fixed64_be(key), x->nparts);
     s = lsm_apply(x->parts[part], c->scratch.rep.data, c->scratch.rep.len);
+    /* the capacity accounting: a delete is 1 unit, a put its projection's 1 KB units (by
+     * the entry's encoded size, which stands for DynamoDB's item size here) */
+    if (s == KURA_OK && c->charge)
+        c->rt->charge(c->rt->charge_arg, x->def, key, klen,
+                      kind == IDX_CHANGE_PUT && vlen > 1024 ? (double)((vlen + 1023) / 1024) : 1);
     if (s == KURA_OK && lsm_mem_full(x->parts[part]))
         __atomic_store_n(&x->full, true, __ATOMIC_RELAXED);
     return s;
@@ -112,6 +118,7 @@ static kura_status apply_change(apply_ctx *c)
         rt_index *sh = wants_shadow(c, x);
         for (rt_index *to = x; to && s == KURA_OK; to = to == x ? sh : NULL) {
             c->x = to;
+            c->charge = to == x && c->kind != RT_REPLAY && rt->charge;
             s = idx_changes(x->def, &rt->ks, idx_indexed_before(x->def, ch->old_enc ? &old : NULL),
                             idx_indexable(x->def, ch->new_enc ? &neu : NULL), put_entry, c,
                             NULL);

@@ -77,6 +77,8 @@ static kura_status rt_new(const idx_rt_args *a, idx_runtime **out)
     rt->qmax = a->queue_bytes ? a->queue_bytes : (32u << 20);
     rt->switch_bytes = a->switch_bytes ? a->switch_bytes : (64u << 20);
     rt->table_name = strdup(a->table_name);
+    rt->charge = a->charge;
+    rt->charge_arg = a->charge_arg;
     rt->pk_name = strdup(a->ks.pk_name);
     rt->sk_name = a->ks.sk_name ? strdup(a->ks.sk_name) : NULL;
     rt->ks = a->ks;

@@ -48,6 +48,11 @@ typedef struct idx_rt_args {
     uint32_t nindexes;
     size_t queue_bytes;       /* GSI backlog that blocks writers; 0: 32 MiB */
     size_t switch_bytes;      /* base bytes applied to an index before a checkpoint; 0: 64 MiB */
+    /* Called for every index entry an applier writes or deletes (the LSI hooks and the GSI
+     * applier; not recovery, not a rebuild's shadow), with DynamoDB's write units of it: the
+     * capacity accounting (engine/tcap.h). NULL: none. Runs on the applier's thread. */
+    void (*charge)(void *arg, const idx_def *d, const uint8_t *key, size_t klen, double units);
+    void *charge_arg;
 } idx_rt_args;
 
 /* Recovers the indexes from the base WALs, installs the commit hooks, starts the GSI applier.

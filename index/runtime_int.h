@@ -76,6 +76,8 @@ struct idx_runtime {
     uint32_t nix;
     bool has_lsi, has_gsi;
     size_t switch_bytes;
+    void (*charge)(void *arg, const idx_def *d, const uint8_t *key, size_t klen, double units);
+    void *charge_arg;
     /* Appliers (LSI hooks, the GSI applier, recovery) hold it shared while they insert; a
      * checkpoint holds it exclusively, so the memtables it switches hold nothing newer than
      * the applied vector it records. Writer-preferring. */

@@ -8,7 +8,7 @@
  *               [--ttl-transition-ms MS]
  *               [--ttl-clock-offset SECONDS]
  *               [--stream-retention-ms MS] [--stream-iterator-ttl-ms MS]
- *               [--region REGION] [--account-id ACCOUNT]
+ *               [--region REGION] [--account-id ACCOUNT] [--throttle]
  *
  * Lifecycle: SIGINT, SIGTERM and SIGHUP are blocked in every thread before any is created, then
  *   open the database -> start the HTTP daemon -> print "kura-server listening on
@@ -38,6 +38,8 @@
  * (docs/architecture.md, "Change stream"): how long a stream's records stay readable
  * (DynamoDB's 24 hours by default) and how long a shard iterator does (DynamoDB's 15 minutes);
  * tests shorten them to reach TrimmedDataAccessException and ExpiredIteratorException.
+ * --throttle sets kura_options.throttle: DynamoDB's capacity limits and throttling errors
+ * (docs/architecture.md, "Capacity accounting and throttling on the item paths").
  * --region and --account-id set kura_options.region and account_id: the region and account of
  * the ARNs (and awsRegion) answered to a request that is not signed; a signed request is
  * answered in the region of its credential scope (http.c), always with this account (kura
@@ -123,6 +125,7 @@ typedef struct srv_options {
     unsigned stream_iterator_ttl_ms; /* --stream-iterator-ttl-ms, 0: DynamoDB's 15 minutes */
     char *auth_key, *auth_secret; /* --auth, malloc'ed */
     const char *region, *account_id; /* --region, --account-id (argv), NULL: the defaults */
+    bool throttle;                   /* --throttle */
     srv_config cfg;
 } srv_options;
 
@@ -138,7 +141,11 @@ static void usage(const char *msg)
             "                   [--ttl-change-interval-ms MS] [--ttl-transition-ms MS]\n"
             "                   [--ttl-clock-offset SECONDS]\n"
             "                   [--stream-retention-ms MS] [--stream-iterator-ttl-ms MS]\n"
-            "                   [--region REGION] [--account-id ACCOUNT]\n"
+            "                   [--region REGION] [--account-id ACCOUNT] [--throttle]\n"
+            "  --throttle            DynamoDB's capacity limits: PROVISIONED throughput with\n"
+            "                        its burst, on-demand maxima and peaks, 3,000 RCU / 1,000\n"
+            "                        WCU per partition-key value; throttled requests get\n"
+            "                        DynamoDB's errors (off by default: any load is accepted)\n"
             "  --gsi-read-wait[=MS]  a Query or Scan with IndexName first waits (at most MS,\n"
             "                        default %u) until the index has applied every write\n"
             "                        acknowledged before it: read-your-writes on GSIs for\n"
@@ -162,7 +169,8 @@ static void usage(const char *msg)
             "  --account-id ACCOUNT  the 12-digit account of every ARN (default\n"
             "                        " KURA_DEFAULT_ACCOUNT_ID ", DynamoDB Local's)\n"
             "  kura's own endpoints: GET /kura/indexes (every index's lag), POST\n"
-            "  /kura/index-wait {\"TableName\",\"IndexName\"?,\"TimeoutMillis\"?}, POST\n"
+            "  /kura/index-wait {\"TableName\",\"IndexName\"?,\"TimeoutMillis\"?}, GET\n"
+            "  /kura/heat[?table=T&window=S] (capacity per key, throttling), POST\n"
             "  /kura/check {\"TableName\"?} (the integrity check) (docs/server.md)\n",
             IXADM_DEFAULT_WAIT_MS);
     exit(EXIT_USAGE);
@@ -272,6 +280,10 @@ static void parse_args(int argc, char **argv, srv_options *o, long cores)
             o->cfg.gsi_read_wait_ms = parse_uint("--gsi-read-wait", a + 16, 1, IXADM_MAX_WAIT_MS);
             continue;
         }
+        if (strcmp(a, "--throttle") == 0) {
+            o->throttle = true;
+            continue;
+        }
         if (strcmp(a, "--sync") == 0 || strcmp(a, "--relaxed") == 0) {
             int d = strcmp(a, "--sync") == 0 ? KURA_SYNC : KURA_RELAXED;
             if (o->durability >= 0 && o->durability != d)
@@ -351,6 +363,7 @@ static kura_status open_db(srv_options *o, const char *dir, kura_db **db_out)
     opts.stream_iterator_ttl_ms = o->stream_iterator_ttl_ms;
     if (o->region) opts.region = o->region;
     if (o->account_id) opts.account_id = o->account_id;
+    opts.throttle = o->throttle;
     if (o->ttl_clock_offset) {
         opts.ttl_clock = offset_clock;
         opts.ttl_clock_arg = &o->ttl_clock_offset;

@@ -1,0 +1,236 @@
+/*
+ * tcap.c - This file contains a table's capacity state (engine/tcap.h): its targets, the
+ * settings the throttle follows, and the accounting every read and write records.
+ *
+ * The record path is what every PutItem and GetItem pays with throttling off: one atomic load
+ * of the target's accumulators, one length scan of the partition key's encoding (only with a
+ * sort key), and heat_acc_record once or twice (a hash and a striped, mostly uncontended
+ * lock). Nothing allocates after a target's first record.
+ */
+#include "engine/tcap_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/model/number.h"
+#include "engine/table.h"
+#include "util/status.h"
+
+tcap *tcap_new(void)
+{
+    tcap *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    kmutex_init(&c->mu);
+    for (int i = 0; i < TCAP_TARGETS; i++) {
+        atomic_init(&c->tg[i].index_id, TCAP_FREE);
+        heat_window_init(&c->tg[i].throttled);
+    }
+    atomic_init(&c->tg[0].index_id, 0);
+    return c;
+}
+
+void tcap_free(tcap *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < TCAP_TARGETS; i++) {
+        heat_acc_close(atomic_load(&c->tg[i].keys));
+        heat_acc_close(atomic_load(&c->tg[i].items));
+        heat_acc_close(atomic_load(&c->tg[i].thr));
+        free(c->tg[i].slots);
+    }
+    kmutex_destroy(&c->mu);
+    free(c);
+}
+
+void tcap_bind(tcap *c, const kura_options *o)
+{
+    c->throttle = o->throttle;
+    c->clock = o->capacity_clock;
+    c->clock_arg = o->capacity_clock_arg;
+}
+
+bool tcap_throttling(const tcap *c)
+{
+    return c->throttle;
+}
+
+int64_t tcap_now(const tcap *c)
+{
+    if (c->clock)
+        return c->clock(c->clock_arg);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- Settings ------------------------------------------------------------------------------ */
+
+static void cfg_of_table(const kura_table *t, tcap_cfg *o)
+{
+    o->provisioned = t->billing == KURA_BILLING_PROVISIONED;
+    o->rcu = (int64_t)t->rcu;
+    o->wcu = (int64_t)t->wcu;
+    o->od_read = t->od_read;
+    o->od_write = t->od_write;
+    o->warm_read = t->warm_read;
+    o->warm_write = t->warm_write;
+}
+
+void tcap_configure(const kura_table *t)
+{
+    tcap *c = t->cap;
+    if (!c)
+        return;
+    kmutex_lock(&c->mu);
+    cfg_of_table(t, &c->cfg);
+    c->ngsi = 0;
+    for (uint32_t i = 0; i < t->ngsi && c->ngsi < IDX_MAX_GSI; i++) {
+        const idx_def *d = &t->gsi[i];
+        if (d->status == IDX_DELETING || d->status == IDX_DELETED)
+            continue;
+        tcap_gsi *g = &c->gsi[c->ngsi++];
+        memset(g, 0, sizeof *g);
+        g->id = d->id;
+        snprintf(g->name, sizeof g->name, "%s", d->name);
+        g->nhash = d->nhash;
+        for (uint32_t h = 0; h < d->nhash; h++) {
+            snprintf(g->hash[h], sizeof g->hash[h], "%s", d->hash[h].name);
+            g->type[h] = d->hash[h].type;
+        }
+        g->cfg = c->cfg; /* a GSI bills as its table; its own throughput when provisioned */
+        g->cfg.rcu = (int64_t)d->rcu;
+        g->cfg.wcu = (int64_t)d->wcu;
+        g->cfg.od_read = d->od_read;
+        g->cfg.od_write = d->od_write;
+        g->cfg.warm_read = d->warm_read;
+        g->cfg.warm_write = d->warm_write;
+    }
+    kmutex_unlock(&c->mu);
+}
+
+/* ---- Targets ---------------------------------------------------------------------------- */
+
+/* The target of index_id, claiming a free slot for it when `create`; c->mu held. */
+tcap_target *tcap_target_of_locked(tcap *c, uint32_t index_id, bool create)
+{
+    for (int i = 0; i < TCAP_TARGETS; i++)
+        if (atomic_load(&c->tg[i].index_id) == index_id)
+            return &c->tg[i];
+    for (int i = 0; i < TCAP_TARGETS && create; i++)
+        if (atomic_load(&c->tg[i].index_id) == TCAP_FREE) {
+            atomic_store_explicit(&c->tg[i].index_id, index_id, memory_order_release);
+            return &c->tg[i];
+        }
+    return NULL;
+}
+
+tcap_target *tcap_target_of(tcap *c, uint32_t index_id, bool create)
+{
+    for (int i = 0; i < TCAP_TARGETS; i++)
+        if (atomic_load_explicit(&c->tg[i].index_id, memory_order_acquire) == index_id)
+            return &c->tg[i];
+    if (!create)
+        return NULL;
+    kmutex_lock(&c->mu);
+    tcap_target *found = tcap_target_of_locked(c, index_id, true);
+    kmutex_unlock(&c->mu);
+    return found;
+}
+
+heat_acc *tcap_acc(_Atomic(heat_acc *) *slot)
+{
+    heat_acc *a = atomic_load_explicit(slot, memory_order_acquire);
+    if (a)
+        return a;
+    heat_config cfg = {.k = TCAP_HEAT_K, .stripes = 4, .key_max = TCAP_KEY_MAX};
+    heat_acc *mine = NULL;
+    if (heat_acc_open(&cfg, &mine) != KURA_OK)
+        return NULL;
+    if (atomic_compare_exchange_strong(slot, &a, mine))
+        return mine;
+    heat_acc_close(mine); /* another thread's came first */
+    return a;
+}
+
+/* ---- Accounting ----------------------------------------------------------------------------- */
+
+size_t tcap_prefix_len(const uint8_t *p, size_t len, const kura_type *types, uint32_t n)
+{
+    size_t off = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (types[i] == KURA_N) {
+            kura_num num;
+            size_t used;
+            if (num_key_decode(p + off, len - off, &num, &used) != KURA_OK)
+                return 0;
+            off += used;
+            continue;
+        }
+        for (;;) { /* S and B: escaped bytes up to the terminator 0x00 0x01 */
+            const uint8_t *z = off < len ? memchr(p + off, 0, len - off) : NULL;
+            if (!z || (size_t)(z - p) + 1 >= len)
+                return 0;
+            off = (size_t)(z - p) + 2;
+            if (z[1] == 0x01)
+                break;
+        }
+    }
+    return off;
+}
+
+void tcap_record(tcap *c, uint32_t index_id, const uint8_t *enc, size_t pk_len, size_t len,
+                 uint64_t rd, uint64_t wr, int64_t now_ms)
+{
+    tcap_target *tg = tcap_target_of(c, index_id, true);
+    if (!tg || (!rd && !wr))
+        return;
+    heat_acc *keys = tcap_acc(&tg->keys);
+    if (keys)
+        heat_acc_record(keys, enc, pk_len, now_ms, rd, wr);
+    if (len > pk_len) {
+        heat_acc *items = tcap_acc(&tg->items);
+        if (items)
+            heat_acc_record(items, enc, len, now_ms, rd, wr);
+    }
+}
+
+uint64_t tcap_read_half(uint64_t bytes, bool consistent)
+{
+    uint64_t units = (bytes + 4095) / 4096;
+    if (!units)
+        units = 1;
+    return consistent ? units * HEAT_UNIT_SCALE : units * HEAT_UNIT_SCALE / 2;
+}
+
+uint64_t tcap_write_half(uint64_t bytes, bool txn)
+{
+    uint64_t units = (bytes + 1023) / 1024;
+    if (!units)
+        units = 1;
+    return units * HEAT_UNIT_SCALE * (txn ? 2 : 1);
+}
+
+void tcap_index_charge(void *arg, const idx_def *d, const uint8_t *key, size_t klen,
+                       double units)
+{
+    tcap *c = arg;
+    if (!c || klen <= 8)
+        return;
+    kura_type types[2 * IDX_MAX_KEY_ATTRS];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < d->nhash; i++)
+        types[n++] = d->hash[i].type;
+    for (uint32_t i = 0; i < d->nrange; i++)
+        types[n++] = d->range[i].type;
+    const uint8_t *enc = key + 8;
+    size_t pk_len = tcap_prefix_len(enc, klen - 8, types, d->nhash);
+    size_t item_len = d->nrange ? tcap_prefix_len(enc, klen - 8, types, n) : pk_len;
+    if (!pk_len || !item_len)
+        return;
+    tcap_record(c, d->id, enc, pk_len, item_len, 0, (uint64_t)(units * HEAT_UNIT_SCALE),
+                tcap_now(c));
+}
