@@ -15,6 +15,8 @@
 
 #include "api/api_int.h"
 #include "engine/table_insights.h"
+#include "engine/table_int.h"
+#include "util/coding.h"
 #include "testutil.h"
 
 static kura_db *db;
@@ -426,6 +428,55 @@ static void test_durable_drop_delete(void **state)
     assert_string_equal(got, "");
 }
 
+/* The definition record of `table` encoded and decoded again into a new table: the status of
+ * the decoding, the version byte in *version_out; `corrupt_status` sets the last Contributor
+ * Insights entry's status byte to 9 first; *gsi_on_out (may be NULL): the decoded first GSI's
+ * setting is ENABLED. */
+static kura_status roundtrip(const char *table, uint8_t *version_out, bool corrupt_status,
+                             bool *gsi_on_out)
+{
+    kura_table *t;
+    assert_kura_ok(table_acquire(db, table, &t));
+    kbuf b = KBUF_INIT;
+    assert_kura_ok(def_encode(t, &b));
+    table_release(t);
+    *version_out = b.data[0];
+    if (corrupt_status) /* the last entry ends with status, mode, stamp, changed: 18 bytes */
+        b.data[b.len - 18] = 9;
+    kura_table *u = table_new();
+    assert_non_null(u);
+    kura_status s = def_decode(b.data, b.len, u);
+    if (s == KURA_OK && gsi_on_out)
+        *gsi_on_out = u->ngsi > 0 && u->gsi[0].ci.status == INSIGHTS_ENABLED;
+    table_free(u);
+    kbuf_free(&b);
+    return s;
+}
+
+static void test_format_version(void **state)
+{
+    (void)state;
+    create("fv1", false, "");
+    uint8_t v = 0;
+    assert_kura_ok(roundtrip("fv1", &v, false, NULL));
+    assert_int_equal(v, 1); /* never enabled: the version it had */
+    json_decref(update("fv1", NULL, "ENABLE", NULL));
+    assert_kura_ok(roundtrip("fv1", &v, false, NULL));
+    assert_int_equal(v, 7);
+    json_decref(update("fv1", NULL, "DISABLE", NULL));
+    assert_kura_ok(roundtrip("fv1", &v, false, NULL));
+    assert_int_equal(v, 7); /* the disabled setting is kept */
+    assert_int_equal(roundtrip("fv1", &v, true, NULL), KURA_E_CORRUPTION);
+
+    create("fv2", true, GSI_LSI(""));
+    json_decref(update("fv2", "gsi", "ENABLE", NULL));
+    bool gsi_on = false;
+    assert_kura_ok(roundtrip("fv2", &v, false, &gsi_on));
+    assert_int_equal(v, 7);
+    assert_true(gsi_on);
+    assert_int_equal(roundtrip("fv2", &v, true, NULL), KURA_E_CORRUPTION);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -434,6 +485,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gsi_and_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_filter_paging, setup, teardown),
         cmocka_unit_test_setup_teardown(test_durable_drop_delete, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_format_version, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
