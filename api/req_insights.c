@@ -48,11 +48,10 @@ static kura_status out_members(api_call *c, jd_t *o)
 
 static kura_status run_update(api_call *c)
 {
+    const char *action = api_str(c->req, "ContributorInsightsAction"); /* required (model) */
     kura_update_contributor_insights_req req = {
         .index_name = api_str(c->req, "IndexName"),
-        .action = !strcmp(api_str(c->req, "ContributorInsightsAction"), "DISABLE")
-                      ? KURA_CI_DISABLE
-                      : KURA_CI_ENABLE,
+        .action = action && !strcmp(action, "DISABLE") ? KURA_CI_DISABLE : KURA_CI_ENABLE,
         .mode = decode_mode(api_str(c->req, "ContributorInsightsMode")),
     };
     kura_status s = api_table_member(c, c->req, &req.table_name);
