@@ -86,6 +86,8 @@ extern const api_op api_op_tag_resource, api_op_untag_resource,
 /* The (schema-checked) list of tags as one malloc'ed array in *out (the caller frees it; the
  * strings stay in the request), its length in *n_out. */
 kura_status api_tags_decode(const jd_t *list, kura_tag **out, size_t *n_out);
+extern const api_op api_op_update_contributor_insights, api_op_describe_contributor_insights,
+    api_op_list_contributor_insights; /* req_insights.c */
 extern const api_op api_op_put_resource_policy, api_op_get_resource_policy,
     api_op_delete_resource_policy; /* req_policy.c */
 /* ---- Table settings (req_settings.c) --------------------------------------------------------- */

@@ -73,6 +73,9 @@ static const api_op *const ops[] = {
     &api_op_execute_statement,
     &api_op_batch_execute_statement,
     &api_op_execute_transaction,
+    &api_op_update_contributor_insights,
+    &api_op_describe_contributor_insights,
+    &api_op_list_contributor_insights,
 };
 
 /* The error type of the last kura_execute() on this thread; NULL after a success. */

@@ -74,6 +74,9 @@ typedef struct kura_table {
     char *kms_key;
     char *policy;
     uint64_t policy_rev;
+    /* Contributor Insights of the table itself (engine/table_insights.c; a GSI's is in its
+     * idx_def; format version 7), written under db->tables_mu. */
+    idx_insights ci;
     /* Secondary indexes, in the order of the request (docs/format/catalog.md, "Tables"). Set
      * at CreateTable; a GSI's rcu/wcu are what was provisioned (DescribeTable shows 0 while
      * the table is PAY_PER_REQUEST). Key attribute types come from attr_defs. */

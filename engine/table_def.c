@@ -25,6 +25,10 @@
  * table_settings.c: TableClass, OnDemandThroughput, WarmThroughput, SSESpecification, the
  * resource-based policy, the GSIs' settings); only a table with one of those set is written
  * as version 6.
+ *
+ * Version 7 is version 6 whose settings section may set nothing, followed by the Contributor
+ * Insights section (engine/table_insights.c); only a table whose Contributor Insights (or a
+ * GSI's) was ever enabled is written as version 7.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,12 +36,13 @@
 
 #include "engine/stream_table.h"
 #include "engine/def_reader.h"
+#include "engine/table_insights.h"
 #include "engine/table_int.h"
 #include "util/coding.h"
 #include "util/status.h"
 
 enum { DEF_VERSION_1 = 1, DEF_VERSION_INDEXES = 2, DEF_VERSION_TTL = 3, DEF_VERSION_STREAMS = 4,
-       DEF_VERSION_TAGS = 5, DEF_VERSION_SETTINGS = 6 };
+       DEF_VERSION_TAGS = 5, DEF_VERSION_SETTINGS = 6, DEF_VERSION_INSIGHTS = 7 };
 
 /* The codes the record stores for index statuses and projection types: fixed here, so that
  * the enums may change without changing the format. */
@@ -193,10 +198,12 @@ static bool put_streams(kbuf *b, const kura_table *t)
 
 kura_status def_encode(const kura_table *t, kbuf *b)
 {
-    bool settings = def_settings_any(t);
+    bool insights = def_insights_any(t);
+    bool settings = insights || def_settings_any(t);
     bool ttl = t->ttl_attr != NULL, streams = t->nstreams > 0, tags = settings || t->ntags > 0;
     bool indexes = tags || streams || ttl || t->nlsi || t->ngsi || t->next_index_id > 1;
-    uint8_t version = settings  ? DEF_VERSION_SETTINGS
+    uint8_t version = insights  ? DEF_VERSION_INSIGHTS
+                      : settings ? DEF_VERSION_SETTINGS
                       : tags    ? DEF_VERSION_TAGS
                       : streams ? DEF_VERSION_STREAMS
                       : ttl   ? DEF_VERSION_TTL
@@ -248,6 +255,8 @@ kura_status def_encode(const kura_table *t, kbuf *b)
     }
     if (ok && settings)
         ok = def_settings_encode(t, b);
+    if (ok && insights)
+        ok = def_insights_encode(t, b);
     return ok ? KURA_OK : kura_err(KURA_E_NOMEM, "table %s: out of memory", t->name);
 }
 
@@ -425,7 +434,7 @@ kura_status def_decode(const uint8_t *p, size_t len, kura_table *t)
 {
     def_reader r = {p, p + len, false};
     uint8_t version = def_rd_u8(&r);
-    if (version < DEF_VERSION_1 || version > DEF_VERSION_SETTINGS)
+    if (version < DEF_VERSION_1 || version > DEF_VERSION_INSIGHTS)
         return kura_err(KURA_E_CORRUPTION, "sys: table definition of unknown version");
     t->id = def_rd_varint(&r);
     t->created = rd_double(&r);
@@ -468,8 +477,11 @@ kura_status def_decode(const uint8_t *p, size_t len, kura_table *t)
         rd_streams(&r, t, version >= DEF_VERSION_TAGS);
     }
     if (version >= DEF_VERSION_TAGS)
-        rd_tags(&r, t, version == DEF_VERSION_SETTINGS);
-    if (version == DEF_VERSION_SETTINGS && !r.bad && !def_settings_decode(&r.p, r.end, t))
+        rd_tags(&r, t, version >= DEF_VERSION_SETTINGS);
+    if (version >= DEF_VERSION_SETTINGS && !r.bad &&
+        !def_settings_decode(&r.p, r.end, t, version >= DEF_VERSION_INSIGHTS))
+        r.bad = true;
+    if (version >= DEF_VERSION_INSIGHTS && !r.bad && !def_insights_decode(&r.p, r.end, t))
         r.bad = true;
     if (r.bad || r.p != r.end || !t->pk_name)
         return kura_err(KURA_E_CORRUPTION, "sys: table definition of %zu bytes is malformed",

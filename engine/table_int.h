@@ -74,10 +74,11 @@ void tags_free(kura_tag *tags, uint32_t n);
 /* table_settings.c: whether the table has a setting of format version 6 (TableClass,
  * OnDemandThroughput, WarmThroughput, a KMS key, a resource-based policy, a GSI's settings);
  * that section appended to `b` (false: out of memory); and read from *p (advanced) into t,
- * false when malformed (t then holds what to free). */
+ * false when malformed (t then holds what to free) or, unless `may_be_empty` (version 7),
+ * when it sets nothing. */
 bool def_settings_any(const kura_table *t);
 bool def_settings_encode(const kura_table *t, kbuf *b);
-bool def_settings_decode(const uint8_t **p, const uint8_t *end, kura_table *t);
+bool def_settings_decode(const uint8_t **p, const uint8_t *end, kura_table *t, bool may_be_empty);
 /* CreateTable's settings checked (after table_check_indexes) / copied into t (false: out of
  * memory); UpdateTable's checked and applied to t under tables_mu (the caller writes the
  * definition, and restores the saved settings if that fails). */

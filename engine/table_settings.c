@@ -409,7 +409,7 @@ static void rd_gsis(def_reader *r, kura_table *t)
     }
 }
 
-bool def_settings_decode(const uint8_t **p, const uint8_t *end, kura_table *t)
+bool def_settings_decode(const uint8_t **p, const uint8_t *end, kura_table *t, bool may_be_empty)
 {
     def_reader r = {*p, end, false};
     uint8_t cls = def_rd_u8(&r);
@@ -435,5 +435,5 @@ bool def_settings_decode(const uint8_t **p, const uint8_t *end, kura_table *t)
     }
     rd_gsis(&r, t);
     *p = r.p;
-    return !r.bad && def_settings_any(t);
+    return !r.bad && (may_be_empty || def_settings_any(t));
 }

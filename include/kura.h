@@ -924,6 +924,100 @@ kura_status kura_describe_time_to_live(kura_db *db, const char *table_name,
  * number of items it deleted. Storage errors. */
 kura_status kura_ttl_sweep(kura_db *db, uint64_t *deleted_out);
 
+/* ---- Contributor Insights -------------------------------------------------------------------
+ *
+ * DynamoDB's UpdateContributorInsights, DescribeContributorInsights and ListContributorInsights
+ * for a table or one of its GSIs (LSIs have none, as in DynamoDB). kura has no CloudWatch: the
+ * setting is kept durably with the table's definition and tells kura's hot-key read-out (GET
+ * /kura/heat, `kura heat`) what to report (docs/data-model.md, "Contributor Insights").
+ * Nothing is asynchronous: an update answers DynamoDB's transitional status (ENABLING,
+ * DISABLING), and Describe and List show the settled one (ENABLED, DISABLED) at once.
+ */
+
+typedef enum kura_contributor_insights_action {
+    KURA_CI_ENABLE = 1,
+    KURA_CI_DISABLE = 2,
+} kura_contributor_insights_action;
+
+typedef enum kura_contributor_insights_mode {
+    KURA_CI_MODE_UNSET = 0, /* in a request: ACCESSED_AND_THROTTLED_KEYS; in a result: none */
+    KURA_CI_MODE_ACCESSED_AND_THROTTLED_KEYS = 1,
+    KURA_CI_MODE_THROTTLED_KEYS = 2,
+} kura_contributor_insights_mode;
+
+/* DynamoDB's name of a mode ("ACCESSED_AND_THROTTLED_KEYS", "THROTTLED_KEYS"; NULL for UNSET). */
+const char *kura_contributor_insights_mode_name(kura_contributor_insights_mode m);
+
+/* UpdateContributorInsights' request. Borrowed for the call. */
+typedef struct kura_update_contributor_insights_req {
+    const char *table_name;
+    const char *index_name; /* a GSI of the table; NULL: the table */
+    kura_contributor_insights_action action;
+    kura_contributor_insights_mode mode; /* ENABLE only; UNSET: ACCESSED_AND_THROTTLED_KEYS */
+} kura_update_contributor_insights_req;
+
+/* UpdateContributorInsights' answer and DescribeContributorInsights' description. Strings
+ * and the rule list are owned (kura_contributor_insights_description_free frees them);
+ * `status` is static: "ENABLING" or "DISABLING" from an update, "ENABLED" or "DISABLED" from a
+ * describe. `rules` (describe, while ENABLED): DynamoDB's CloudWatch rule names,
+ * "DynamoDBContributorInsights-<PKC|SKC|PKT|SKT>-<table>-<ms when enabled>" (SK rules only
+ * with a sort key, only the *T rules in THROTTLED_KEYS mode). `last_update`: seconds since
+ * the epoch of the last update, 0 when never. `mode`: UNSET while DISABLED. */
+typedef struct kura_contributor_insights_description {
+    char *table_name;
+    char *index_name; /* NULL: the table */
+    const char *status;
+    kura_contributor_insights_mode mode;
+    char **rules;
+    size_t rule_count;
+    double last_update;
+} kura_contributor_insights_description;
+void kura_contributor_insights_description_free(kura_contributor_insights_description *d);
+
+/*
+ * UpdateContributorInsights: enables (with `mode`; enabling again changes the mode) or
+ * disables Contributor Insights of the table or of its GSI `index_name`, durably, before it
+ * returns. *res_out (may be NULL) gets TableName, IndexName, ContributorInsightsStatus
+ * (ENABLING / DISABLING) and ContributorInsightsMode (the mode enabled, UNSET on DISABLE).
+ * Errors: KURA_E_INVALID (a malformed name, action or mode), KURA_E_RESOURCE_NOT_FOUND
+ * ("Requested resource not found: Table: <name> not found"; "Requested resource not found:
+ * Index: <name> not found" for a name that is no GSI of the table), storage errors.
+ */
+kura_status kura_update_contributor_insights(kura_db *db,
+                                             const kura_update_contributor_insights_req *req,
+                                             kura_contributor_insights_description *res_out);
+/* DescribeContributorInsights of the table (`index_name` NULL) or its GSI. A table or GSI that
+ * never had it enabled is DISABLED without a last update. Errors as for the update. */
+kura_status kura_describe_contributor_insights(kura_db *db, const char *table_name,
+                                               const char *index_name,
+                                               kura_contributor_insights_description *desc_out);
+
+/* One entry of ListContributorInsights; strings owned by the list. */
+typedef struct kura_contributor_insights_summary {
+    char *table_name;
+    char *index_name; /* NULL: the table */
+    const char *status; /* static: "ENABLED" or "DISABLED" */
+    kura_contributor_insights_mode mode; /* UNSET while DISABLED */
+} kura_contributor_insights_summary;
+
+typedef struct kura_contributor_insights_list {
+    kura_contributor_insights_summary *summaries;
+    size_t count;
+    char *next_token; /* NULL: no more */
+} kura_contributor_insights_list;
+void kura_contributor_insights_list_free(kura_contributor_insights_list *l);
+
+/*
+ * ListContributorInsights. With `table_name`: the table and each of its GSIs, whatever their
+ * status (KURA_E_RESOURCE_NOT_FOUND when there is no such table). Without: every table and GSI
+ * whose Contributor Insights is ENABLED. In order of table name, the table before its GSIs,
+ * the GSIs by name; at most `max_results` (1..100; 0: 100) after `next_token` (NULL: from the
+ * first; a token of an earlier answer, else KURA_E_INVALID "Invalid NextToken").
+ */
+kura_status kura_list_contributor_insights(kura_db *db, const char *table_name,
+                                           const char *next_token, uint32_t max_results,
+                                           kura_contributor_insights_list *list_out);
+
 /* ---- Tags ------------------------------------------------------------------------------------
  *
  * A table's tags (TagResource, UntagResource, ListTagsOfResource) are key/value pairs kept with

@@ -61,6 +61,18 @@ typedef struct idx_key_attr {
     kura_type type; /* KURA_S, KURA_N or KURA_B, from the table's AttributeDefinitions */
 } idx_key_attr;
 
+/* Contributor Insights of a table or GSI (engine/table_insights.c; docs/format/catalog.md,
+ * version 7): status 0 never enabled, 1 ENABLED, 2 DISABLED; mode 1 ACCESSED_AND_THROTTLED_KEYS,
+ * 2 THROTTLED_KEYS (the last one asked for); stamp_ms: when it was last enabled (wall-clock ms,
+ * names its rules); changed: the last UpdateContributorInsights (seconds since the epoch).
+ * Written under tables_mu; status and mode are stored with __atomic_store_n so that
+ * table_insights_enabled reads them without the lock. */
+typedef struct idx_insights {
+    uint8_t status, mode;
+    uint64_t stamp_ms;
+    double changed;
+} idx_insights;
+
 typedef struct idx_def {
     char *name;        /* owned */
     uint32_t id;       /* unique within the table, never reused: tree "idx-<table id>-<id>" */
@@ -78,6 +90,7 @@ typedef struct idx_def {
      * maximum) and the WarmThroughput asked for (0 not set) */
     int64_t od_read, od_write;
     int64_t warm_read, warm_write;
+    idx_insights ci; /* a GSI's Contributor Insights (unused for LSIs) */
 } idx_def;
 
 /* The table's key as the index layer needs it: names and types of its partition and sort key

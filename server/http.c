@@ -415,7 +415,8 @@ static bool is_write(const char *op, const char *body, size_t len)
                                          "BatchWriteItem", "TransactWriteItems", "CreateTable",
                                          "DeleteTable",    "UpdateTable",        "UpdateTimeToLive",
                                          "TagResource",    "UntagResource",
-                                         "PutResourcePolicy", "DeleteResourcePolicy"};
+                                         "PutResourcePolicy", "DeleteResourcePolicy",
+                                         "UpdateContributorInsights"};
     for (size_t i = 0; op && i < sizeof writes / sizeof *writes; i++)
         if (strcmp(op, writes[i]) == 0) return true;
     return false;

@@ -62,7 +62,7 @@ def test_describe_endpoints_without_host(server):
 
 @pytest.mark.parametrize("op", ["CreateBackup", "ListBackups", "DescribeContinuousBackups",
                                 "ExportTableToPointInTime", "ImportTable", "ListGlobalTables",
-                                "DescribeContributorInsights",
+                                "RestoreTableFromBackup",
                                 "DescribeKinesisStreamingDestination"])
 def test_unimplemented_operations(server, op):
     r = call(server, op, {})

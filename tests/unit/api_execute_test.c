@@ -568,7 +568,7 @@ static void test_service_operations(void **state)
     /* the operations kura does not have keep answering UnknownOperationException */
     static const char *const unknown[] = {"CreateBackup", "DescribeContinuousBackups",
                                           "ExportTableToPointInTime", "ImportTable",
-                                          "CreateGlobalTable", "DescribeContributorInsights",
+                                          "CreateGlobalTable", "RestoreTableFromBackup",
                                           "EnableKinesisStreamingDestination"};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++)
         err(unknown[i], "{}", KURA_E_NOT_SUPPORTED, "UnknownOperationException",
