@@ -6,6 +6,8 @@
  *   POST /kura/index-wait  {"TableName","IndexName"?,"TimeoutMillis"?}   wait, then {}
  *   POST /kura/rebuild-index  {"TableName","IndexName"}   rebuild the index, then {}
  *   POST /kura/check       {"TableName"?}   the integrity check (check_admin.h)
+ *   GET  /kura/heat[?window=N&table=T]        the heat report's JSON (heat_http.c)
+ *   GET  /kura/heat.html[?window=N&table=T]   the heat page (heat_page.h)
  *
  * Why a path and no X-Amz-Target: an AWS SDK sends every DynamoDB operation as POST with
  * X-Amz-Target DynamoDB_20120810.<Operation> to the endpoint's path ("/"), so a request to
@@ -73,6 +75,7 @@ enum MHD_Result srv_ext_answer(kura_db *db, struct MHD_Connection *conn, const c
     bool get = strcmp(method, MHD_HTTP_METHOD_GET) == 0;
     bool post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
     ixadm_reply rep;
+    if (srv_heat_match(url)) return srv_heat_answer(db, conn, method, url, reqid, close);
     if (strcmp(url, "/kura/indexes") == 0) {
         if (!get)
             return refuse(conn, MHD_HTTP_BAD_REQUEST, method, url, "this extension takes GET",
@@ -96,7 +99,8 @@ enum MHD_Result srv_ext_answer(kura_db *db, struct MHD_Connection *conn, const c
     } else {
         return refuse(conn, MHD_HTTP_NOT_FOUND, method, url,
                       "no such kura extension (there are GET /kura/indexes, "
-                      "POST /kura/index-wait, POST /kura/rebuild-index and POST /kura/check)",
+                      "POST /kura/index-wait, POST /kura/rebuild-index, POST /kura/check, "
+                      "GET /kura/heat and GET /kura/heat.html)",
                       reqid, close);
     }
     if (rep.status >= 500) srv_log_error(reqid, url, rep.type, rep.message);
