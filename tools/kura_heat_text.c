@@ -11,6 +11,9 @@
  *     hot partition keys        RCU/s    WCU/s  throttled  share of the key limit
  *     ACTIVE                      0.0    960.0      1,204  ######...##  | W 96%
  *
+ * Offline (`kura heat DIR`) a target shows only its name, its provisioned throughput and its
+ * largest collections: the rates of a process that serves no traffic say nothing.
+ *
  * The bar is the larger of the read and write shares (W or R says which), KURA_HEAT_BAR_WIDTH
  * '#' at the limit; past it, the bar stops at the '|' and ends in '>'.
  */
@@ -103,7 +106,19 @@ static bool put_counts(kbuf *b, const jd_t *rows, const char *title, const char 
     return ok && put(b, "\n");
 }
 
-static bool put_target(kbuf *b, const jd_t *t)
+/* Offline (a database directory): the target's name and what a process serving no traffic
+ * knows, its provisioned throughput and its largest collections. */
+static bool put_target_offline(kbuf *b, const jd_t *t, bool ok)
+{
+    jd_t *prov = jd_object_get(t, "provisioned");
+    if (ok && jd_is_object(prov))
+        ok = putf(b, "  provisioned %.0f RCU, %.0f WCU\n", heatj_num(prov, "read"),
+                  heatj_num(prov, "write"));
+    return ok && put_counts(b, jd_object_get(t, "collections"), "largest collections (bytes)",
+                            "size_bytes");
+}
+
+static bool put_target(kbuf *b, const jd_t *t, bool offline)
 {
     const char *index = heatj_str(t, "index", NULL), *kind = heatj_str(t, "kind", "table");
     const char *table = heatj_str(t, "table", "?");
@@ -116,8 +131,9 @@ static bool put_target(kbuf *b, const jd_t *t)
     if (ok && index)
         ok = put(b, strcmp(kind, "lsi") == 0 ? " / LSI " : " / GSI ") &&
              heatj_clean_text(index, strlen(index), b);
-    ok = ok && putf(b, " (%s, %s)\n", kind, heatj_str(t, "billing_mode", "?")) &&
-         putf(b, "  rate %.1f RCU/s %.1f WCU/s; peak second %.1f / %.1f; throttled %s reads, %s "
+    ok = ok && putf(b, " (%s, %s)\n", kind, heatj_str(t, "billing_mode", "?"));
+    if (offline) return put_target_offline(b, t, ok);
+    ok = ok && putf(b, "  rate %.1f RCU/s %.1f WCU/s; peak second %.1f / %.1f; throttled %s reads, %s "
                  "writes",
               heatj_num(rate, "read"), heatj_num(rate, "write"), heatj_num(peak, "read"),
               heatj_num(peak, "write"), reads, writes);
@@ -174,7 +190,7 @@ kura_status kura_heat_text(const char *json, size_t len, bool offline, kbuf *out
     jd_t *targets = jd_object_get(root, "targets");
     bool ok = put_head(out, root, offline);
     for (size_t i = 0; ok && i < jd_array_size(targets); i++)
-        ok = put_target(out, jd_array_get(targets, i));
+        ok = put_target(out, jd_array_get(targets, i), offline);
     jd_doc_free(doc);
     return ok ? KURA_OK : KURA_E_NOMEM;
 }

@@ -75,6 +75,12 @@ static void test_verdict(void **state)
     t = text_of(heat_fixture, true);
     assert_non_null(strstr(t, "\nno live traffic: the rates come from a running kura-server "
                               "(--server)\n"));
+    /* offline: the tables and indexes, provisioned throughput and collections, no rates */
+    assert_non_null(strstr(t, "\nEvents (table, PROVISIONED)\n  provisioned 5 RCU, 100 WCU\n"
+                              "  largest collections (bytes): dev-7 (123,456)\n"));
+    assert_non_null(strstr(t, "\nOrders / GSI StatusIndex (gsi, PAY_PER_REQUEST)\n"));
+    assert_null(strstr(t, "rate "));
+    assert_null(strstr(t, "ACTIVE"));
     free(t);
 }
 
