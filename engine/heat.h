@@ -88,6 +88,8 @@ typedef struct heat_entry {
     uint64_t units;     /* half units of the kind asked, over the window */
     uint64_t rd, wr;    /* both kinds' half units over the window */
     uint64_t err;       /* the true units of the window are in [units, units + err] */
+    uint64_t peak_rd, peak_wr; /* the busiest second's half units of each kind (since the
+                                * key took its counter) */
 } heat_entry;
 
 typedef struct heat_top {

@@ -55,6 +55,7 @@ static kura_status stripe_best(const heat_sketch *sk, int64_t now_ms, uint32_t s
         *e = (heat_entry){.key = malloc(stored ? stored : 1), .key_len = c->key_len,
                           .units = tmp[i].units, .rd = tmp[i].rd, .wr = tmp[i].wr,
                           .err = c->err};
+        heat_window_peak(&c->win, now_ms, secs, &e->peak_rd, &e->peak_wr);
         if (!e->key)
             return KURA_E_NOMEM;
         memcpy(e->key, heat_sketch_key(sk, c), stored);

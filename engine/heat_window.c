@@ -55,3 +55,23 @@ void heat_window_sum(const heat_window *w, int64_t now_ms, uint32_t secs, uint64
     *rd_out = rd;
     *wr_out = wr;
 }
+
+void heat_window_peak(const heat_window *w, int64_t now_ms, uint32_t secs, uint64_t *rd_out,
+                      uint64_t *wr_out)
+{
+    if (secs < 1)
+        secs = 1;
+    if (secs > HEAT_WINDOW_S)
+        secs = HEAT_WINDOW_S;
+    int64_t now_s = now_ms / 1000;
+    uint64_t rd = 0, wr = 0;
+    for (int i = 0; i < HEAT_WINDOW_S; i++) {
+        const heat_slot *s = &w->slot[i];
+        if (s->sec <= now_s && s->sec > now_s - (int64_t)secs && s->sec >= w->since) {
+            rd = s->rd > rd ? s->rd : rd;
+            wr = s->wr > wr ? s->wr : wr;
+        }
+    }
+    *rd_out = rd;
+    *wr_out = wr;
+}

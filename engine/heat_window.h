@@ -55,4 +55,9 @@ bool heat_window_add(heat_window *w, int64_t now_ms, uint64_t rd, uint64_t wr);
 void heat_window_sum(const heat_window *w, int64_t now_ms, uint32_t secs, uint64_t *rd_out,
                      uint64_t *wr_out);
 
+/* The largest one-second rd and wr (each its own busiest second) of the last `secs` seconds
+ * at now_ms, as heat_window_sum counts them. */
+void heat_window_peak(const heat_window *w, int64_t now_ms, uint32_t secs, uint64_t *rd_out,
+                      uint64_t *wr_out);
+
 #endif

@@ -191,6 +191,14 @@ static double share(const heat_entry *e, uint32_t win)
     return r > w ? r : w;
 }
 
+/* The key's busiest second against the key limits (what throttles is a second's units). */
+static double peak_share(const heat_entry *e, bool *write_out)
+{
+    double r = heat_rate(e->peak_rd, 1) / 3000.0, w = heat_rate(e->peak_wr, 1) / 1000.0;
+    *write_out = w >= r;
+    return r > w ? r : w;
+}
+
 static bool same_key(const heat_entry *a, const heat_entry *b)
 {
     uint32_t la = a->key_len < TCAP_KEY_MAX ? a->key_len : TCAP_KEY_MAX;
@@ -294,14 +302,16 @@ static void gen_entries(rep_ctx *x, const char *member, const rep_keys *k, const
         else
             yajl_gen_null(g);
         gen_num(g, "error", heat_rate(e->err, x->win));
+        gen_num(g, "peak_read", heat_rate(e->peak_rd, 1));
+        gen_num(g, "peak_write", heat_rate(e->peak_wr, 1));
         gen_int(g, "throttled", (long long)refused);
         yajl_gen_map_close(g);
-        double sh = share(e, x->win);
+        bool wside;
+        double sh = peak_share(e, &wside);
         if (verdicts && (sh >= 0.5 || refused)) {
-            bool wside = wr / 1000.0 >= rd / 3000.0;
             char n1[32];
-            verdict_add(x, "%s: key %s takes %.0f%% of its partition's %s limit; %s %s "
-                           "throttled in the last %s",
+            verdict_add(x, "%s: key %s takes %.0f%% of its partition's %s limit in its busiest "
+                           "second; %s %s throttled in the last %s",
                         x->label, words, sh * 100, wside ? "write" : "read",
                         grouped(refused, n1, sizeof n1), wside ? "writes" : "reads",
                         x->win == 60 ? "minute" : "window");

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages kura needs. Usage: scripts/setup.sh [build|test|bench|all]
 #   build: compiler, CMake and the libraries kura links (default)
-#   test:  build + cmocka, clang (libFuzzer, sanitizers)
+#   test:  build + cmocka, clang (libFuzzer, sanitizers), chromium + chromedriver + selenium
+#          (tests/browser: the heat page in a headless browser)
 #   bench: build + the benchmark peers (RocksDB, LevelDB, LMDB, SQLite) and matplotlib
 #          (scripts/plot_bench.py draws the charts of docs/BENCHMARKS.md)
 #   all:   everything
@@ -9,13 +10,16 @@
 set -euo pipefail
 
 what=${1:-build}
-pkgs=(build-essential cmake pkg-config liblz4-dev zlib1g-dev libxxhash-dev libjansson-dev libyajl-dev libssl-dev libmicrohttpd-dev libdeflate-dev libunistring-dev)
+pkgs=(build-essential cmake pkg-config liblz4-dev zlib1g-dev libxxhash-dev libjansson-dev libyajl-dev libssl-dev libmicrohttpd-dev libdeflate-dev libunistring-dev
+      libcairo2-dev libcurl4-openssl-dev)
 case "$what" in
   build) ;;
-  test)  pkgs+=(libcmocka-dev clang libclang-rt-14-dev python3 python3-pytest python3-boto3 awscli) ;;
+  test)  pkgs+=(libcmocka-dev clang libclang-rt-14-dev python3 python3-pytest python3-boto3 awscli
+                chromium chromium-driver python3-selenium) ;;
   bench) pkgs+=(librocksdb-dev libleveldb-dev liblmdb-dev libsqlite3-dev
                 python3-matplotlib) ;;
   all)   pkgs+=(libcmocka-dev clang libclang-rt-14-dev python3 python3-pytest python3-boto3 awscli
+                chromium chromium-driver python3-selenium
                 librocksdb-dev libleveldb-dev liblmdb-dev libsqlite3-dev python3-matplotlib) ;;
   *) echo "usage: $0 [build|test|bench|all]" >&2; exit 2 ;;
 esac

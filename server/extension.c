@@ -6,6 +6,8 @@
  *   POST /kura/index-wait  {"TableName","IndexName"?,"TimeoutMillis"?}   wait, then {}
  *   POST /kura/rebuild-index  {"TableName","IndexName"}   rebuild the index, then {}
  *   POST /kura/check       {"TableName"?}   the integrity check (check_admin.h)
+ *   GET  /kura/heat[?window=N&table=T]        the heat report's JSON (heat_http.c)
+ *   GET  /kura/heat.html[?window=N&table=T]   the heat page (heat_page.h)
  *
  * Why a path and no X-Amz-Target: an AWS SDK sends every DynamoDB operation as POST with
  * X-Amz-Target DynamoDB_20120810.<Operation> to the endpoint's path ("/"), so a request to
@@ -66,28 +68,6 @@ void srv_ext_run_slow(kura_db *db, const char *url, const char *body, size_t len
     chkadm_json(db, body, len, rep);
 }
 
-/* GET /kura/heat[?table=T][&window=N]: kura_heat_report (docs/server.md). */
-static void heat_json(kura_db *db, struct MHD_Connection *conn, ixadm_reply *rep)
-{
-    const char *table = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "table");
-    const char *win = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "window");
-    char *end = NULL;
-    long w = win ? strtol(win, &end, 10) : 0;
-    if (win && (end == win || *end || w < 1 || w > 60)) {
-        ixadm_fail(rep, KURA_E_INVALID, 400, "ValidationException",
-                   "window must be a number of seconds from 1 to 60, not %.40s", win);
-        return;
-    }
-    memset(rep, 0, sizeof *rep);
-    kura_status s = kura_heat_report(db, table, (uint32_t)w, &rep->body);
-    if (s != KURA_OK) {
-        ixadm_fail_status(rep, s);
-        return;
-    }
-    rep->status = 200;
-    rep->len = strlen(rep->body);
-}
-
 enum MHD_Result srv_ext_answer(kura_db *db, struct MHD_Connection *conn, const char *method,
                                const char *url, const char *body, size_t len, const char *reqid,
                                bool close)
@@ -95,6 +75,7 @@ enum MHD_Result srv_ext_answer(kura_db *db, struct MHD_Connection *conn, const c
     bool get = strcmp(method, MHD_HTTP_METHOD_GET) == 0;
     bool post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
     ixadm_reply rep;
+    if (srv_heat_match(url)) return srv_heat_answer(db, conn, method, url, reqid, close);
     if (strcmp(url, "/kura/indexes") == 0) {
         if (!get)
             return refuse(conn, MHD_HTTP_BAD_REQUEST, method, url, "this extension takes GET",
@@ -112,18 +93,14 @@ enum MHD_Result srv_ext_answer(kura_db *db, struct MHD_Connection *conn, const c
             return refuse(conn, MHD_HTTP_BAD_REQUEST, method, url, "this extension takes POST",
                           reqid, close);
         ixadm_rebuild_json(db, body, len, &rep);
-    } else if (strcmp(url, "/kura/heat") == 0) {
-        if (!get)
-            return refuse(conn, MHD_HTTP_BAD_REQUEST, method, url, "this extension takes GET",
-                          reqid, close);
-        heat_json(db, conn, &rep);
     } else if (strcmp(url, EXT_CHECK) == 0) { /* a POST is slow: not answered here */
         return refuse(conn, MHD_HTTP_BAD_REQUEST, method, url, "this extension takes POST",
                       reqid, close);
     } else {
         return refuse(conn, MHD_HTTP_NOT_FOUND, method, url,
-                      "no such kura extension (there are GET /kura/indexes, GET /kura/heat, "
-                      "POST /kura/index-wait, POST /kura/rebuild-index and POST /kura/check)",
+                      "no such kura extension (there are GET /kura/indexes, "
+                      "POST /kura/index-wait, POST /kura/rebuild-index, POST /kura/check, "
+                      "GET /kura/heat and GET /kura/heat.html)",
                       reqid, close);
     }
     if (rep.status >= 500) srv_log_error(reqid, url, rep.type, rep.message);

@@ -4,7 +4,7 @@
  * others), and the log line of a failure.
  *
  * Every response, success or error, has
- *   Content-Type: application/x-amz-json-1.0
+ *   Content-Type: application/x-amz-json-1.0 (the heat page, text/html: srv_respond_as)
  *   x-amzn-RequestId: <52 characters>
  *   x-amz-crc32: <CRC32 (IEEE, zlib's crc32) of the body, decimal>
  * SDKs check x-amz-crc32 and retry on a mismatch, so it is computed over the exact bytes
@@ -23,6 +23,14 @@
 enum MHD_Result srv_respond(struct MHD_Connection *conn, unsigned status, char *body, size_t len,
                             void (*free_fn)(void *), const char *reqid, bool close)
 {
+    return srv_respond_as(conn, status, "application/x-amz-json-1.0", body, len, free_fn, reqid,
+                          close);
+}
+
+enum MHD_Result srv_respond_as(struct MHD_Connection *conn, unsigned status,
+                               const char *content_type, char *body, size_t len,
+                               void (*free_fn)(void *), const char *reqid, bool close)
+{
     char crc[16];
     snprintf(crc, sizeof crc, "%lu", (unsigned long)libdeflate_crc32(0, body, len));
     struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback(len, body, free_fn);
@@ -31,8 +39,7 @@ enum MHD_Result srv_respond(struct MHD_Connection *conn, unsigned status, char *
         return MHD_NO;
     }
     bool ok =
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/x-amz-json-1.0") ==
-            MHD_YES &&
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type) == MHD_YES &&
         MHD_add_response_header(r, "x-amzn-RequestId", reqid) == MHD_YES &&
         MHD_add_response_header(r, "x-amz-crc32", crc) == MHD_YES &&
         (!close || MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close") == MHD_YES);

@@ -10,6 +10,8 @@
  *   extension.c  kura's endpoints beside DynamoDB's API (/kura/...), on index_admin.c and
  *              check_admin.c, whose index lag, waits and integrity check the `kura` CLI
  *              shares (index_admin.h, check_admin.h)
+ *   heat_http.c  GET /kura/heat and /kura/heat.html: the heat report (heat_report.h) as JSON
+ *              and as a page (heat_page.h)
  *   reqid.c    request ids
  *   sigv4.c    the SigV4 checks, sigv4_canon.c its computations (pure functions, sigv4.h).
  *
@@ -109,6 +111,11 @@ void srv_auth_free(srv_auth_req *ar);
 enum MHD_Result srv_respond(struct MHD_Connection *conn, unsigned status, char *body, size_t len,
                             void (*free_fn)(void *), const char *reqid, bool close);
 
+/* srv_respond() with another Content-Type (the heat page's text/html; charset=utf-8). */
+enum MHD_Result srv_respond_as(struct MHD_Connection *conn, unsigned status,
+                               const char *content_type, char *body, size_t len,
+                               void (*free_fn)(void *), const char *reqid, bool close);
+
 /* Queues DynamoDB's error body {"__type":SRV_ERROR_PREFIX type,"message":message}. */
 enum MHD_Result srv_respond_error(struct MHD_Connection *conn, unsigned status, const char *type,
                                   const char *message, const char *reqid, bool close);
@@ -138,6 +145,17 @@ bool srv_ext_slow(const char *method, const char *url);
  * NULL when out of memory). */
 void srv_ext_run_slow(kura_db *db, const char *url, const char *body, size_t len,
                       ixadm_reply *rep);
+
+/* ---- heat_http.c ------------------------------------------------------------------------- */
+
+/* True for the heat report's paths: GET /kura/heat (its JSON) and GET /kura/heat.html (the
+ * page, heat_page.h). */
+bool srv_heat_match(const char *url);
+
+/* Answers a heat request (srv_heat_match): ?window=N (1..300 s, default 60) and ?table=T as
+ * heat_report.h; 400 for another method or a bad query, as extension.c's errors. */
+enum MHD_Result srv_heat_answer(kura_db *db, struct MHD_Connection *conn, const char *method,
+                                const char *url, const char *reqid, bool close);
 
 /* ---- datadir.c --------------------------------------------------------------------------- */
 

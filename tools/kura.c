@@ -55,6 +55,11 @@
  *       lines (DynamoDB JSON); errors go to stderr as "<ErrorType>: <message>" and make the
  *       exit status 1 (tools/kura_sql.c).
  *
+ *   kura heat --server URL | DIR [--window N] [--table T] [--json] [--png FILE]
+ *       The heat report (hot keys against the per-key limits, throttling, verdicts) of a
+ *       running kura-server or of a database directory, as text, JSON or a PNG
+ *       (tools/kura_heat.c; takes no --data).
+ *
  * index-stats, index-wait, rebuild-index and check also exist as pseudo-operations of exec
  * and pipe, outside DynamoDB's names: KuraIndexWait {"TableName","IndexName"?,"TimeoutMillis"?}
  * (the differential test makes GSIs catch up between its writes and reads with it),
@@ -78,6 +83,7 @@
 #include "kura.h"
 #include "server/check_admin.h"
 #include "server/index_admin.h"
+#include "tools/kura_heat.h"
 #include "tools/kura_sql.h"
 #include "tools/kura_streams.h"
 
@@ -100,6 +106,8 @@ static void usage(void)
             "       kura --data DIR streams list [TABLE]\n"
             "       kura --data DIR streams read TABLE|STREAM_ARN [--shard SHARD_ID\n"
             "                                     [--after SEQUENCE_NUMBER]]\n"
+            "       kura heat --server URL | DIR [--window N] [--table T] [--json]\n"
+            "                                    [--png FILE]\n"
             "exec reads the request (DynamoDB JSON) from stdin; pipe reads lines\n"
             "\"<Operation> <json>\" and answers \"<0|1> <json>\" per line. Besides DynamoDB's\n"
             "operations both take KuraIndexWait {\"TableName\",\"IndexName\"?,\"TimeoutMillis\"?}\n"
@@ -308,6 +316,8 @@ static int cmd_pipe(kura_db *db)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "heat") == 0) /* its own arguments: kura_heat.c */
+        return kura_heat_main(argc - 1, argv + 1);
     const char *dir = NULL;
     kura_options opts;
     kura_options_init(&opts);
