@@ -109,6 +109,16 @@ void tcap_configure(const kura_table *t)
         g->cfg.warm_read = d->warm_read;
         g->cfg.warm_write = d->warm_write;
     }
+    /* throttle states already made follow the change from now on (a raised throughput
+     * serves at its new rate from the UpdateTable, not from the next request) */
+    int64_t now = tcap_now(c);
+    if (c->tg[0].ready)
+        tcap_target_ready(&c->tg[0], &c->cfg, now);
+    for (uint32_t i = 0; i < c->ngsi; i++) {
+        tcap_target *tg = tcap_target_of_locked(c, c->gsi[i].id, false);
+        if (tg && tg->ready)
+            tcap_target_ready(tg, &c->gsi[i].cfg, now);
+    }
     kmutex_unlock(&c->mu);
 }
 

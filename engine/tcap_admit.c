@@ -39,7 +39,7 @@ void tcap_op_init(tcap_op *op, kura_table *t, bool write)
 }
 
 /* Brings tg's throttle state to `cfg` (new, or changed by UpdateTable). c->mu held. */
-static void target_ready(tcap_target *tg, const tcap_cfg *cfg, int64_t now)
+void tcap_target_ready(tcap_target *tg, const tcap_cfg *cfg, int64_t now)
 {
     if (tg->ready && !memcmp(&tg->cfg, cfg, sizeof *cfg))
         return;
@@ -168,7 +168,7 @@ static bool adm_op(adm_list *l, tcap_op *op, size_t i, kbuf *gsi_keys)
 {
     tcap *c = op->t->cap;
     tcap_target *tg = tcap_target_of_locked(c, 0, true);
-    target_ready(tg, &c->cfg, op->now_ms);
+    tcap_target_ready(tg, &c->cfg, op->now_ms);
     int64_t mu = (int64_t)op->est_half * HALF_MU;
     thr_key *key = NULL;
     const uint8_t *enc = NULL;
@@ -189,7 +189,7 @@ static bool adm_op(adm_list *l, tcap_op *op, size_t i, kbuf *gsi_keys)
                                                            : NULL;
         if (!gt)
             continue;
-        target_ready(gt, &c->gsi[g].cfg, op->now_ms);
+        tcap_target_ready(gt, &c->gsi[g].cfg, op->now_ms);
         thr_key *gk = slot_of(gt, kura_hash64(b->data, b->len), op->now_ms);
         if (!adm_add(l, gt, c->gsi[g].name, gk, true, mu, i, b->data, b->len))
             return false;

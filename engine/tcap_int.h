@@ -68,6 +68,10 @@ struct tcap {
 tcap_target *tcap_target_of(tcap *c, uint32_t index_id, bool create);
 tcap_target *tcap_target_of_locked(tcap *c, uint32_t index_id, bool create); /* c->mu held */
 
+/* Brings a target's throttle state to cfg at `now` (a new target, or UpdateTable changed its
+ * throughput: the new rate counts from the change on). c->mu held. */
+void tcap_target_ready(tcap_target *tg, const tcap_cfg *cfg, int64_t now);
+
 /* A heat accumulator of the tcap's size in *slot, allocated when empty (NULL: no memory). */
 heat_acc *tcap_acc(_Atomic(heat_acc *) *slot);
 
