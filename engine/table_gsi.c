@@ -27,6 +27,7 @@
 
 #include "engine/table_index.h"
 #include "engine/table_int.h"
+#include "engine/tcap.h"
 #include "util/status.h"
 
 #define MSG_ONE_AT_A_TIME                                                                          \
@@ -279,6 +280,12 @@ static kura_status apply_updates(kura_table *t, const kura_update_table_req *req
         if (u->action != KURA_GSI_UPDATE)
             continue;
         idx_def *x = &t->gsi[gsi_find(t, u->index_name)];
+        if (u->has_provisioned_throughput && t->billing == KURA_BILLING_PROVISIONED &&
+            (u->read_capacity_units < x->rcu || u->write_capacity_units < x->wcu)) {
+            kura_status d = tcap_decrease(t->cap, x->id); /* DynamoDB's daily limit */
+            if (d != KURA_OK)
+                return d;
+        }
         if (u->has_provisioned_throughput) {
             x->rcu = u->read_capacity_units;
             x->wcu = u->write_capacity_units;

@@ -23,6 +23,7 @@
 #include "engine/def_reader.h"
 #include "engine/table_int.h"
 #include "util/coding.h"
+#include "engine/tcap.h"
 #include "util/status.h"
 
 #define INVALID "One or more parameter values were invalid: "
@@ -252,6 +253,18 @@ kura_status settings_update_write_locked(kura_db *db, kura_table *t,
         t->last_ppr = now;
     if (mode == KURA_BILLING_PAY_PER_REQUEST)
         t->rcu = t->wcu = 0;
+    /* a decrease of a provisioned table's throughput, counted against DynamoDB's daily limit
+     * (with kura_options.throttle) */
+    if (req->has_provisioned_throughput && saved.billing == KURA_BILLING_PROVISIONED &&
+        mode == KURA_BILLING_PROVISIONED &&
+        (req->read_capacity_units < saved.rcu || req->write_capacity_units < saved.wcu)) {
+        kura_status d = tcap_decrease(t->cap, 0);
+        if (d != KURA_OK) {
+            t->rcu = saved.rcu;
+            t->wcu = saved.wcu;
+            return d;
+        }
+    }
     if (req->has_provisioned_throughput) {
         t->rcu = req->read_capacity_units;
         t->wcu = req->write_capacity_units;

@@ -117,6 +117,12 @@ void tcap_done(tcap_op *op, uint64_t half, bool ok);
  * several; on refusal *which_out is the first op refused. */
 kura_status tcap_admit_all(tcap_op *ops, size_t n, size_t *which_out);
 
+/* With throttling on, DynamoDB's limit on decreases of provisioned throughput (4 a UTC day,
+ * then one an hour) for the table (index_id 0) or a GSI: KURA_OK and the decrease counted,
+ * or KURA_E_LIMIT_EXCEEDED with DynamoDB's message. Throttling off: KURA_OK. Kept in memory:
+ * a reopened database counts from zero. */
+kura_status tcap_decrease(tcap *c, uint32_t index_id);
+
 /* The exception name DynamoDB sends for a status of tcap_admit (NULL: not a throttle). */
 const char *tcap_error_type(kura_status s);
 

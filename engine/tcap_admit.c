@@ -22,6 +22,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine/table.h"
 #include "util/buf.h"
@@ -376,4 +377,44 @@ const char *tcap_error_type(kura_status s)
     if (s == KURA_E_THROTTLED)
         return "ThrottlingException";
     return NULL;
+}
+
+/* "Wednesday, July 25, 2018 7:18:39 PM UTC", as DynamoDB's message writes its times. */
+static void utc_words(int64_t ms, char *buf, size_t cap)
+{
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, cap, "%A, %B %-d, %Y %-I:%M:%S %p UTC", &tm);
+}
+
+kura_status tcap_decrease(tcap *c, uint32_t index_id)
+{
+    if (!c || !tcap_throttling(c))
+        return KURA_OK;
+    int64_t now = tcap_now(c);
+    kura_status s = KURA_OK;
+    kmutex_lock(&c->mu);
+    tcap_target *tg = tcap_target_of_locked(c, index_id, true);
+    if (tg && !tg->dec_ready) {
+        thr_decrease_init(&tg->dec);
+        tg->dec_ready = true;
+    }
+    int64_t next = 0;
+    if (tg && !thr_decrease_allowed(&tg->dec, now, &next)) {
+        char last[96], when[96];
+        utc_words(tg->dec.last_ms, last, sizeof last);
+        utc_words(next, when, sizeof when);
+        s = kura_err(KURA_E_LIMIT_EXCEEDED,
+                     "Subscriber limit exceeded: Provisioned throughput decreases are limited "
+                     "within a given UTC day. After the first 4 decreases, each subsequent "
+                     "decrease in the same UTC day can be performed at most once every 3600 "
+                     "seconds. Number of decreases today: %d. Last decrease at %s. Next decrease "
+                     "can be made at %s",
+                     (int)thr_decrease_count(&tg->dec, now), last, when);
+    } else if (tg) {
+        thr_decrease_record(&tg->dec, now);
+    }
+    kmutex_unlock(&c->mu);
+    return s;
 }

@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 
 #include "engine/tcap.h"
+#include "engine/throttle/decrease.h"
 #include "index/index.h"
 #include "util/thread.h"
 
@@ -40,6 +41,8 @@ typedef struct tcap_target {
     thr_ondemand od_rd, od_wr;
     tcap_slot *slots;  /* TCAP_KEY_SLOTS, allocated at the first admission */
     heat_window throttled; /* refused requests per second: rd reads, wr writes (counts) */
+    thr_decrease dec;      /* UpdateTable's decreases of its provisioned throughput */
+    bool dec_ready;
 } tcap_target;
 
 /* A GSI as the throttle sees it: the index's key attributes its writes are charged on. */

@@ -73,6 +73,9 @@
  * --region REGION and --account-id ACCOUNT (before the command, as the others) set the region
  * and account of every ARN and awsRegion answered (kura_options.region, account_id; default
  * us-east-1 and 000000000000), and which ARNs name this database's resources.
+ * --throttle enforces DynamoDB's capacity limits (kura_options.throttle) on the requests of
+ * exec and pipe, as kura-server --throttle does: a pipe of PutItems on one key past 1,000
+ * WCU a second answers ThrottlingException.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -94,7 +97,7 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: kura --data DIR [--partitions N] [--relaxed] [--region REGION]\n"
-            "                       [--account-id ACCOUNT] COMMAND ... (below)\n"
+            "                       [--account-id ACCOUNT] [--throttle] COMMAND ... (below)\n"
             "       kura --data DIR [--partitions N] [--relaxed] exec OPERATION\n"
             "       kura --data DIR [--partitions N] [--relaxed] pipe\n"
             "       kura --data DIR index-stats [TABLE [INDEX]]\n"
@@ -335,6 +338,8 @@ int main(int argc, char **argv)
             opts.default_partitions = (uint32_t)p;
         } else if (strcmp(argv[i], "--relaxed") == 0) {
             opts.durability = KURA_RELAXED;
+        } else if (strcmp(argv[i], "--throttle") == 0) {
+            opts.throttle = true;
         } else if (strcmp(argv[i], "--region") == 0 && i + 1 < argc) {
             opts.region = argv[++i]; /* checked by kura_open */
         } else if (strcmp(argv[i], "--account-id") == 0 && i + 1 < argc) {

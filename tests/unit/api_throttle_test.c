@@ -333,6 +333,42 @@ static void test_heat_report(void **state)
     assert_int_equal(kura_heat_report(db, "Nope", 60, &none), KURA_E_RESOURCE_NOT_FOUND);
 }
 
+static void test_decreases(void **state)
+{
+    (void)state;
+    now_ms = 1764288000000; /* Friday, November 28, 2025 0:00:00 UTC */
+    create("Dec", ",\"BillingMode\":\"PROVISIONED\",\"ProvisionedThroughput\":"
+                  "{\"ReadCapacityUnits\":100,\"WriteCapacityUnits\":100}");
+    char body[256], e[1024];
+    for (int i = 1; i <= 5; i++) {
+        now_ms += 60000;
+        snprintf(body, sizeof body,
+                 "{\"TableName\":\"Dec\",\"ProvisionedThroughput\":{\"ReadCapacityUnits\":%d,"
+                 "\"WriteCapacityUnits\":100}}",
+                 100 - i);
+        json_t *j = call("UpdateTable", body, e, sizeof e);
+        if (i <= 4) {
+            if (!j) fail_msg("decrease %d refused: %s", i, e);
+            json_decref(j);
+            continue;
+        }
+        assert_null(j);
+        assert_string_equal(
+            e, "LimitExceededException|Subscriber limit exceeded: Provisioned throughput "
+               "decreases are limited within a given UTC day. After the first 4 decreases, each "
+               "subsequent decrease in the same UTC day can be performed at most once every 3600 "
+               "seconds. Number of decreases today: 4. Last decrease at Friday, November 28, "
+               "2025 12:04:00 AM UTC. Next decrease can be made at Friday, November 28, 2025 "
+               "1:04:00 AM UTC");
+    }
+    /* an increase is never limited; an hour after the last decrease one more is allowed */
+    json_decref(ok("UpdateTable", "{\"TableName\":\"Dec\",\"ProvisionedThroughput\":"
+                                  "{\"ReadCapacityUnits\":500,\"WriteCapacityUnits\":500}}"));
+    now_ms += 3600000;
+    json_decref(ok("UpdateTable", "{\"TableName\":\"Dec\",\"ProvisionedThroughput\":"
+                                  "{\"ReadCapacityUnits\":50,\"WriteCapacityUnits\":500}}"));
+}
+
 static void test_off(void **state)
 {
     (void)state;
@@ -351,6 +387,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_batch_and_transaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heat_report, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_decreases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_off, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
