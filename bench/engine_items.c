@@ -35,6 +35,9 @@ kura_status bench_idb_fail(kura_status s, const char *what)
 }
 
 /* Opens the database and creates the table if it is new. */
+/* The capacity accounting's setting of the database kura-capi opens (bench_fields_open_as). */
+static bench_capacity idb_capacity = BENCH_CAPACITY_ON;
+
 static kura_status idb_open(const char *dir, const bench_engine_opts *o, const bench_config *cfg,
                             bench_idb **out)
 {
@@ -47,6 +50,8 @@ static kura_status idb_open(const char *dir, const bench_engine_opts *o, const b
     ko.memtable_budget_bytes = (size_t)o->memtable_bytes;
     ko.block_cache_bytes = (size_t)o->cache_bytes;
     ko.default_partitions = o->partitions;
+    ko.capacity_accounting_off = idb_capacity == BENCH_CAPACITY_OFF;
+    ko.throttle = idb_capacity == BENCH_CAPACITY_THROTTLE;
     kura_status s = kura_open(dir, &ko, &d->db);
     if (s != KURA_OK) {
         free(d);
@@ -61,6 +66,11 @@ static kura_status idb_open(const char *dir, const bench_engine_opts *o, const b
                                  .key_schema = ks,
                                  .key_schema_count = 2,
                                  .billing_mode = KURA_BILLING_PAY_PER_REQUEST};
+    if (idb_capacity == BENCH_CAPACITY_THROTTLE) { /* a limit no run reaches: 1 M units/s */
+        req.billing_mode = KURA_BILLING_PROVISIONED;
+        req.has_provisioned_throughput = true;
+        req.read_capacity_units = req.write_capacity_units = 1000000;
+    }
     kura_table_description desc;
     s = kura_create_table(d->db, &req, &desc);
     if (s == KURA_OK)
@@ -154,6 +164,15 @@ kura_status bench_fields_open(const char *dir, const bench_engine_opts *o,
         bench_item_fields_make(i, &d->fields[i]);
     *out = d;
     return KURA_OK;
+}
+
+kura_status bench_fields_open_as(const char *dir, const bench_engine_opts *o,
+                                 const bench_config *cfg, bench_capacity cap, bench_idb **out)
+{
+    idb_capacity = cap; /* engines are opened one at a time */
+    kura_status s = bench_fields_open(dir, o, cfg, out);
+    idb_capacity = BENCH_CAPACITY_ON;
+    return s;
 }
 
 /* ---- kura-raw ------------------------------------------------------------------------------ */
@@ -427,3 +446,31 @@ const bench_engine bench_engine_kura_capi = {.name = "kura-capi", .settings = be
                                              .txn_run = bench_txn_run};
 const bench_engine bench_engine_kura_json = {.name = "kura-json", .settings = bench_items_settings,
                                              .items = &json_api};
+
+/* kura-capi with the capacity accounting off (kura_options.capacity_accounting_off) and with
+ * throttling on (kura_options.throttle): what the accounting and the throttle cost
+ * (docs/BENCHMARKS.md, "Capacity accounting"). The workloads' keys are distinct items, so no
+ * partition key comes near its limit; the table is on-demand, so the warm throughput (4,000
+ * WCU / 12,000 RCU a second) is its limit: runs with more throughput than that throttle. */
+static kura_status noacct_open(const char *dir, const bench_engine_opts *o, const bench_config *cfg,
+                               bench_idb **out)
+{
+    return bench_fields_open_as(dir, o, cfg, BENCH_CAPACITY_OFF, out);
+}
+
+static kura_status throttle_open(const char *dir, const bench_engine_opts *o,
+                                 const bench_config *cfg, bench_idb **out)
+{
+    return bench_fields_open_as(dir, o, cfg, BENCH_CAPACITY_THROTTLE, out);
+}
+
+static const bench_item_api noacct_api = {noacct_open, bench_idb_close, capi_put, capi_get,
+                                          capi_query, capi_update};
+static const bench_item_api throttle_api = {throttle_open, bench_idb_close, capi_put, capi_get,
+                                            capi_query, capi_update};
+const bench_engine bench_engine_kura_capi_noacct = {.name = "kura-capi-noacct",
+                                                    .settings = bench_items_settings,
+                                                    .items = &noacct_api};
+const bench_engine bench_engine_kura_capi_throttle = {.name = "kura-capi-throttle",
+                                                      .settings = bench_items_settings,
+                                                      .items = &throttle_api};

@@ -13,7 +13,8 @@ extern const bench_engine bench_engine_kura;
 #endif
 #ifdef KURA_BENCH_HAVE_ITEMS
 extern const bench_engine bench_engine_kura_raw, bench_engine_kura_capi, bench_engine_kura_json,
-    bench_engine_kura_partiql, bench_engine_kura_json_partiql;
+    bench_engine_kura_partiql, bench_engine_kura_json_partiql, bench_engine_kura_capi_noacct,
+    bench_engine_kura_capi_throttle;
 #endif
 #ifdef KURA_BENCH_HAVE_ROCKSDB
 extern const bench_engine bench_engine_rocksdb;
@@ -30,7 +31,8 @@ extern const bench_engine bench_engine_sqlite;
 
 const char *const bench_engine_names[] = {"kura",     "rocksdb",   "leveldb",  "lmdb",
                                           "sqlite",   "kura-raw",  "kura-capi", "kura-json",
-                                          "kura-partiql", "kura-json-partiql"};
+                                          "kura-partiql", "kura-json-partiql", "kura-capi-noacct",
+                                          "kura-capi-throttle"};
 const size_t bench_engine_nnames = sizeof bench_engine_names / sizeof bench_engine_names[0];
 
 static const bench_engine *const compiled[] = {
@@ -43,6 +45,8 @@ static const bench_engine *const compiled[] = {
     &bench_engine_kura_json,
     &bench_engine_kura_partiql,
     &bench_engine_kura_json_partiql,
+    &bench_engine_kura_capi_noacct,
+    &bench_engine_kura_capi_throttle,
 #endif
 #ifdef KURA_BENCH_HAVE_ROCKSDB
     &bench_engine_rocksdb,

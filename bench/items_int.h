@@ -24,6 +24,17 @@ struct bench_idb {
 /* s with kura_last_error()'s message, prefixed by `what`. */
 kura_status bench_idb_fail(kura_status s, const char *what);
 /* Opens the database (the table "bench" created if new) and formats every item's fields. */
+/* The capacity accounting of the database an item engine opens. */
+typedef enum bench_capacity {
+    BENCH_CAPACITY_ON,       /* the default: accounting on, throttling off */
+    BENCH_CAPACITY_OFF,      /* kura_options.capacity_accounting_off */
+    BENCH_CAPACITY_THROTTLE, /* kura_options.throttle */
+} bench_capacity;
+
+/* bench_fields_open with the capacity accounting set to `cap`. */
+kura_status bench_fields_open_as(const char *dir, const bench_engine_opts *o,
+                                 const bench_config *cfg, bench_capacity cap, bench_idb **out);
+
 kura_status bench_fields_open(const char *dir, const bench_engine_opts *o,
                               const bench_config *cfg, bench_idb **out);
 kura_status bench_idb_close(bench_idb *d);

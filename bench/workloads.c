@@ -40,6 +40,7 @@ const bench_workload bench_workloads[] = {
     {"getitem", BENCH_WL_ITEM_GET, false, false, false, "--num GetItems of random items", 0},
     {"query", BENCH_WL_ITEM_QUERY, false, false, false, "num/20 Queries of 20 items", 0},
     {"updateitem", BENCH_WL_ITEM_UPDATE, false, false, false, "--num SET n = n + :one", 0},
+    {"heatreport", BENCH_WL_ITEM_HEAT, true, false, false, "1,000 heat reports, --num keys seen", 0},
     {"putitem_gsi0", BENCH_WL_IDX_PUT, true, false, false, "--num PutItems, table, no GSI", 0},
     {"putitem_gsi2", BENCH_WL_IDX_PUT, true, false, false, "the same with 2 GSIs", 2},
     {"putitem_gsi5", BENCH_WL_IDX_PUT, true, false, false, "the same with 5 GSIs", 5},

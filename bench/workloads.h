@@ -53,6 +53,7 @@ typedef enum bench_wl_kind {
     BENCH_WL_ITEM_GET,
     BENCH_WL_ITEM_QUERY,
     BENCH_WL_ITEM_UPDATE,
+    BENCH_WL_ITEM_HEAT, /* kura_heat_report after --num distinct partition keys */
     /* secondary indexes (bench/index.h): only the kura-capi engine */
     BENCH_WL_IDX_PUT,
     BENCH_WL_IDX_QUERY_BASE,

@@ -326,7 +326,9 @@ static kura_status single_write_run(kura_db *db, const single_write *w, item_pre
         op.skey = key.data;
         op.klen = key.len;
         op.item = item;
-        new_bytes = item ? val_item_size(item) : 0;
+        new_bytes = item && (tcap_accounting(t->cap) || w->rcc != KURA_CAPACITY_NONE)
+                        ? val_item_size(item)
+                        : 0;
         op.est_half = tcap_write_half(new_bytes, false);
         s = tcap_admit(&op);
     }
@@ -338,7 +340,8 @@ static kura_status single_write_run(kura_db *db, const single_write *w, item_pre
                               w->rm == KURA_METRICS_SIZE ? &icm : NULL);
         /* the larger of the two items, when the old one was read (a plain put on a table
          * without indexes or streams never reads it: its new item's size) */
-        size_t old_bytes = found && old.type == KURA_M ? val_item_size(&old) : 0;
+        size_t old_bytes =
+            found && old.type == KURA_M && tcap_accounting(t->cap) ? val_item_size(&old) : 0;
         tcap_done(&op, tcap_write_half(old_bytes > new_bytes ? old_bytes : new_bytes, false),
                   s == KURA_OK || s == KURA_E_CONDITION_FAILED);
         s = finish_write(s, t, item, w->rv, w->rv_on_failure, w->rcc, &old, found, new_bytes,
@@ -393,20 +396,21 @@ static kura_status get_check(const kura_get_item_req *req, const item_pre *pre, 
 }
 
 /* Reads the item (into a new heap value, or NULL if absent) and, when `want_bytes`, its full
- * size (0 otherwise). */
+ * size (else its stored bytes, which stand for it in the capacity accounting). */
 static kura_status get_read(kura_table *t, const kbuf *key, const item_exprs *ex,
                             bool want_bytes, kura_value **item_out, size_t *bytes_out)
 {
     kura_value item = {0};
     bool found = false;
-    kura_status s = table_read(t, NULL, key->data, key->len, &item, &found);
+    size_t stored = 0;
+    kura_status s = table_read_stored(t, NULL, key->data, key->len, &item, &found, &stored);
     if (s != KURA_OK || !found) {
         val_clear(&item);
         *item_out = NULL;
         *bytes_out = 0;
         return s;
     }
-    *bytes_out = want_bytes ? val_item_size(&item) : 0;
+    *bytes_out = want_bytes ? val_item_size(&item) : stored;
     if (ex->proj) {
         kura_value proj = {0};
         s = expr_project(ex->proj, &item, &proj);
@@ -452,7 +456,7 @@ static kura_status get_item(kura_db *db, const kura_get_item_req *req, item_pre 
     if (s == KURA_OK && encoded)
         s = table_read_encoded(t, NULL, key.data, key.len, enc);
     else if (s == KURA_OK)
-        s = get_read(t, &key, &ex, true, &res.item, &bytes);
+        s = get_read(t, &key, &ex, want_bytes, &res.item, &bytes);
     if (s == KURA_OK) /* the stored bytes stand for the item's size on the encoded path */
         tcap_done(&op, tcap_read_half(encoded ? enc->len : bytes, req->consistent_read), true);
     if (s == KURA_OK && want_bytes)

@@ -143,8 +143,9 @@ static kura_status update_locked(kura_table *t, const kbuf *key, const kura_upda
         s = table_index_check_item(t, neu);
     /* the capacity: known exactly here, from both items, before anything is written; a
      * refusal leaves the item as it was (engine/tcap.h) */
-    size_t old_size = *found ? val_item_size(old) : 0;
-    size_t new_size = neu->type ? val_item_size(neu) : 0;
+    bool acct = tcap_accounting(t->cap);
+    size_t old_size = *found && acct ? val_item_size(old) : 0;
+    size_t new_size = neu->type && acct ? val_item_size(neu) : 0;
     op->est_half = tcap_write_half(old_size > new_size ? old_size : new_size, false);
     op->item = absent ? NULL : neu;
     if (s == KURA_OK)

@@ -95,9 +95,17 @@ kura_status table_read_encoded(kura_table *t, const kura_read_options *ro, const
 kura_status table_read(kura_table *t, const kura_read_options *ro, const uint8_t *skey,
                        size_t len, kura_value *item, bool *found_out)
 {
+    size_t stored;
+    return table_read_stored(t, ro, skey, len, item, found_out, &stored);
+}
+
+kura_status table_read_stored(kura_table *t, const kura_read_options *ro, const uint8_t *skey,
+                              size_t len, kura_value *item, bool *found_out, size_t *stored_out)
+{
     void *val = NULL;
     size_t vlen = 0;
     kura_status s = kura_get(t->tree, ro, skey, len, &val, &vlen);
+    *stored_out = s == KURA_OK ? vlen : 0;
     if (s == KURA_E_NOT_FOUND) {
         *found_out = false;
         return KURA_OK;

@@ -161,6 +161,10 @@ void table_unlock_items(kura_table *t);
  * sets *found_out. Corruption of the stored bytes is KURA_E_CORRUPTION naming the table. */
 kura_status table_read(kura_table *t, const kura_read_options *ro, const uint8_t *skey,
                        size_t len, kura_value *item, bool *found_out);
+/* As table_read(), and *stored_out the item's stored bytes (0 when absent): the size the
+ * capacity accounting charges a read by when the exact item size was not asked for. */
+kura_status table_read_stored(kura_table *t, const kura_read_options *ro, const uint8_t *skey,
+                              size_t len, kura_value *item, bool *found_out, size_t *stored_out);
 /* As table_read(), but leaves the item in its stored encoding (docs/format/item.md) in *enc
  * (replacing its contents; empty if absent: an encoding is never empty), checked by
  * val_check_encoded(). */

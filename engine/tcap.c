@@ -49,6 +49,7 @@ void tcap_free(tcap *c)
 void tcap_bind(tcap *c, const kura_options *o)
 {
     c->throttle = o->throttle;
+    c->off = o->capacity_accounting_off && !o->throttle;
     c->clock = o->capacity_clock;
     c->clock_arg = o->capacity_clock_arg;
 }
@@ -58,12 +59,17 @@ bool tcap_throttling(const tcap *c)
     return c->throttle;
 }
 
+bool tcap_accounting(const tcap *c)
+{
+    return c && !c->off;
+}
+
 int64_t tcap_now(const tcap *c)
 {
     if (c->clock)
         return c->clock(c->clock_arg);
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
+    struct timespec ts; /* the coarse clock (a few ms): every window here is a second */
+    clock_gettime(CLOCK_REALTIME_COARSE, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
@@ -228,7 +234,7 @@ void tcap_index_charge(void *arg, const idx_def *d, const uint8_t *key, size_t k
                        double units)
 {
     tcap *c = arg;
-    if (!c || klen <= 8)
+    if (!c || c->off || klen <= 8)
         return;
     kura_type types[2 * IDX_MAX_KEY_ATTRS];
     uint32_t n = 0;

@@ -54,6 +54,8 @@ void tcap_free(tcap *c);
 /* Throttling on or off and the clock (kura_options.throttle, .capacity_clock), at open. */
 void tcap_bind(tcap *c, const kura_options *o);
 bool tcap_throttling(const tcap *c);
+/* Whether the accounting is on (kura_options.capacity_accounting_off turns it off). */
+bool tcap_accounting(const tcap *c);
 /* Milliseconds by the bound clock (CLOCK_REALTIME without one). */
 int64_t tcap_now(const tcap *c);
 

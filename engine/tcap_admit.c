@@ -333,7 +333,8 @@ kura_status tcap_admit(tcap_op *op)
 {
     tcap *c = op->t->cap;
     if (c && !tcap_throttling(c)) {
-        op->now_ms = tcap_now(c);
+        if (!c->off)
+            op->now_ms = tcap_now(c);
         return KURA_OK;
     }
     return tcap_admit_all(op, 1, NULL);
@@ -342,7 +343,7 @@ kura_status tcap_admit(tcap_op *op)
 void tcap_done(tcap_op *op, uint64_t half, bool ok)
 {
     tcap *c = op->t->cap;
-    if (!c || !ok)
+    if (!c || !ok || c->off)
         return;
     if (!op->now_ms) /* a request that failed before its admission (a condition) */
         op->now_ms = tcap_now(c);

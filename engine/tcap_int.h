@@ -58,6 +58,7 @@ typedef struct tcap_gsi {
 struct tcap {
     kmutex mu;
     bool throttle;
+    bool off; /* kura_options.capacity_accounting_off (never with throttle) */
     int64_t (*clock)(void *arg);
     void *clock_arg;
     tcap_target tg[TCAP_TARGETS];

@@ -177,6 +177,9 @@ typedef struct kura_options {
      * going back); NULL: the real time. Tests drive it; it must be thread-safe. */
     int64_t (*capacity_clock)(void *arg);
     void *capacity_clock_arg;
+    /* Turns the capacity accounting off (no heat report data, no throttling): only for
+     * measuring what the accounting costs (kura-bench's kura-capi-noacct). Default false. */
+    bool capacity_accounting_off;
 } kura_options;
 
 #define KURA_DEFAULT_REGION "us-east-1"

@@ -12,6 +12,7 @@
 #   SUITE=ttl scripts/bench.sh                    the Time to Live workloads (~1 min)
 #   SUITE=stream scripts/bench.sh                 the change stream workloads (~4 min)
 #   SUITE=partiql scripts/bench.sh                PartiQL against the item operations (~6 min)
+#   SUITE=capacity scripts/bench.sh               what the capacity accounting costs (~5 min)
 # Environment:
 #   SUITE      core (default): the storage-core comparison; index: the secondary-index
 #              workloads on kura-capi (bench/index/index.h, docs/BENCHMARKS.md "Secondary
@@ -55,7 +56,8 @@ else
     cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKURA_SANITIZE=OFF >/dev/null
 fi
 targets=(kura-bench)
-[[ ${SUITE:-core} == partiql ]] && targets+=(kura-server kura-http-bench)
+[[ ${SUITE:-core} == partiql || ${SUITE:-core} == capacity ]] &&
+    targets+=(kura-server kura-http-bench)
 cmake --build "$build" --target "${targets[@]}" -j2
 
 mkdir -p "$out"
@@ -124,7 +126,13 @@ partiql)
     standard=(--engines=kura-capi,kura-partiql,kura-json,kura-json-partiql
               --workloads=putitem,getitem,updateitem --num=200000 --repeat=3
               --partitions=4 --memtable-mb=64 --cache-mb=32 --seed=301) ;;
-*) echo "bench.sh: SUITE is core, index, txn, ttl, stream or partiql, not '$SUITE'" >&2; exit 2 ;;
+capacity)
+    base=$out/capacity-$stamp
+    standard=(--engines=kura-capi,kura-capi-noacct,kura-capi-throttle
+              --workloads=putitem,getitem --num=200000 --repeat=3
+              --partitions=4 --memtable-mb=64 --cache-mb=32 --seed=301) ;;
+*) echo "bench.sh: SUITE is core, index, txn, ttl, stream, partiql or capacity, not '$SUITE'" >&2
+   exit 2 ;;
 esac
 set +e
 "$build/bin/kura-bench" "${standard[@]}" --dir="$data" --json="$base.json" "$@" \
@@ -147,6 +155,28 @@ if [[ ${SUITE:-core} == partiql ]]; then
     done
     python3 "$root/bench/partiql_tables.py" "$base.json" "${http[@]}" | tee -a "$base.txt" \
         || status=1
+fi
+
+if [[ ${SUITE:-core} == capacity ]]; then
+    # the heat report's answer time after 10 M distinct partition keys
+    "$build/bin/kura-bench" --engines=kura-capi --workloads=heatreport --num=10000000 \
+        --repeat=1 --partitions=4 --memtable-mb=64 --cache-mb=32 --seed=301 --dir="$data" \
+        --json="$base-heat.json" | tee -a "$base.txt" || status=1
+    # over HTTP: kura-server as it ships, without the accounting, and with --throttle
+    mkdir -p "$data/http"
+    for rep in 1 2 3; do
+        for variant in on off throttle; do
+            flags=(--relaxed)
+            [[ $variant == off ]] && flags+=(--capacity-accounting-off)
+            [[ $variant == throttle ]] && flags+=(--throttle)
+            "$build/bin/kura-http-bench" --name="kura-acct-$variant" --round="$rep/3" \
+                --workloads=put,get --connections=1,32 --duration=5 --warmup=1 \
+                --items=20000 --load-connections=32 --threads=1 --starts=1 --settle=0 \
+                --dir="$data/http" --json="$base-http-$variant-r$rep.json" \
+                -- "$build/bin/kura-server" --data {dir} --port {port} "${flags[@]}" \
+                | tee -a "$base.txt" || status=1
+        done
+    done
 fi
 
 if [[ -f $base.json ]]; then

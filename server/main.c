@@ -39,7 +39,8 @@
  * (DynamoDB's 24 hours by default) and how long a shard iterator does (DynamoDB's 15 minutes);
  * tests shorten them to reach TrimmedDataAccessException and ExpiredIteratorException.
  * --throttle sets kura_options.throttle: DynamoDB's capacity limits and throttling errors
- * (docs/architecture.md, "Capacity accounting and throttling on the item paths").
+ * (docs/architecture.md, "Capacity accounting and throttling on the item paths");
+ * --capacity-accounting-off sets kura_options.capacity_accounting_off (benchmarks only).
  * --region and --account-id set kura_options.region and account_id: the region and account of
  * the ARNs (and awsRegion) answered to a request that is not signed; a signed request is
  * answered in the region of its credential scope (http.c), always with this account (kura
@@ -126,6 +127,7 @@ typedef struct srv_options {
     char *auth_key, *auth_secret; /* --auth, malloc'ed */
     const char *region, *account_id; /* --region, --account-id (argv), NULL: the defaults */
     bool throttle;                   /* --throttle */
+    bool accounting_off;             /* --capacity-accounting-off (measurement only) */
     srv_config cfg;
 } srv_options;
 
@@ -146,6 +148,8 @@ static void usage(const char *msg)
             "                        its burst, on-demand maxima and peaks, 3,000 RCU / 1,000\n"
             "                        WCU per partition-key value; throttled requests get\n"
             "                        DynamoDB's errors (off by default: any load is accepted)\n"
+            "  --capacity-accounting-off  no capacity accounting (an empty GET /kura/heat):\n"
+            "                        only to measure what the accounting costs\n"
             "  --gsi-read-wait[=MS]  a Query or Scan with IndexName first waits (at most MS,\n"
             "                        default %u) until the index has applied every write\n"
             "                        acknowledged before it: read-your-writes on GSIs for\n"
@@ -284,6 +288,10 @@ static void parse_args(int argc, char **argv, srv_options *o, long cores)
             o->throttle = true;
             continue;
         }
+        if (strcmp(a, "--capacity-accounting-off") == 0) {
+            o->accounting_off = true;
+            continue;
+        }
         if (strcmp(a, "--sync") == 0 || strcmp(a, "--relaxed") == 0) {
             int d = strcmp(a, "--sync") == 0 ? KURA_SYNC : KURA_RELAXED;
             if (o->durability >= 0 && o->durability != d)
@@ -364,6 +372,7 @@ static kura_status open_db(srv_options *o, const char *dir, kura_db **db_out)
     if (o->region) opts.region = o->region;
     if (o->account_id) opts.account_id = o->account_id;
     opts.throttle = o->throttle;
+    opts.capacity_accounting_off = o->accounting_off;
     if (o->ttl_clock_offset) {
         opts.ttl_clock = offset_clock;
         opts.ttl_clock_arg = &o->ttl_clock_offset;
