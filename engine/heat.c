@@ -45,6 +45,8 @@ kura_status heat_acc_open(const heat_config *cfg, heat_acc **acc_out)
     a->bytes = sizeof(*a) + c.stripes * sizeof(heat_stripe);
     for (uint32_t i = 0; i < c.stripes; i++) {
         kura_status rc = heat_sketch_init(&st[i].sk, ks, c.key_max);
+        if (rc == KURA_OK && c.door_bits)
+            rc = heat_sketch_set_door(&st[i].sk, c.door_bits / c.stripes);
         if (rc != KURA_OK) {
             for (uint32_t j = 0; j < i; j++) {
                 heat_sketch_free(&st[j].sk);
@@ -56,7 +58,7 @@ kura_status heat_acc_open(const heat_config *cfg, heat_acc **acc_out)
         }
         kmutex_init(&st[i].mu);
         heat_window_init(&st[i].total);
-        a->bytes += heat_sketch_bytes(ks, c.key_max);
+        a->bytes += heat_sketch_bytes(ks, c.key_max) + st[i].sk.door_words * sizeof(uint64_t);
     }
     *acc_out = a;
     return KURA_OK;

@@ -59,6 +59,8 @@ typedef struct heat_config {
     uint32_t k;       /* counters in all (0: 1024) */
     uint32_t stripes; /* a power of two (0: 8); more than k is clamped to k's power of two */
     uint32_t key_max; /* key bytes stored per counter (0: HEAT_KEY_MAX_DEFAULT) */
+    uint32_t door_bits; /* a doorkeeper of this many bits in all (heat_sketch_set_door; a
+                         * power of two, 0: none) */
 } heat_config;
 
 typedef struct heat_acc heat_acc;

@@ -50,7 +50,38 @@ void heat_sketch_free(heat_sketch *s)
     free(s->keys);
     free(s->bucket);
     free(s->heap);
+    free(s->door);
     memset(s, 0, sizeof(*s));
+}
+
+kura_status heat_sketch_set_door(heat_sketch *s, uint32_t bits)
+{
+    if (bits < 64 || (bits & (bits - 1)))
+        return KURA_E_INVALID;
+    uint64_t *d = calloc(bits / 64, sizeof(uint64_t));
+    if (!d)
+        return KURA_E_NOMEM;
+    free(s->door);
+    s->door = d;
+    s->door_words = bits / 64;
+    s->door_mask = bits - 1;
+    s->door_set = 0;
+    return KURA_OK;
+}
+
+/* Whether the doorkeeper keeps the key hashed `hash` out (its first sighting: marked). */
+static bool door_keeps_out(heat_sketch *s, uint64_t hash)
+{
+    uint32_t bit = (uint32_t)(hash >> 24) & s->door_mask; /* not the bucket's or stripe's bits */
+    uint64_t m = 1ull << (bit & 63);
+    if (s->door[bit >> 6] & m)
+        return false;
+    s->door[bit >> 6] |= m;
+    if (++s->door_set > (s->door_mask + 1) / 2) {
+        memset(s->door, 0, s->door_words * sizeof(uint64_t));
+        s->door_set = 0;
+    }
+    return true;
 }
 
 static bool key_is(const heat_sketch *s, const heat_counter *c, uint64_t hash, const void *key,
@@ -164,6 +195,9 @@ void heat_sketch_record(heat_sketch *s, uint64_t hash, const void *key, size_t l
         s->ctr[idx].heap_pos = s->used;
         s->heap[s->used++] = (uint32_t)idx;
         heap_up(s, s->ctr[idx].heap_pos);
+    } else if (idx < 0 && s->door && door_keeps_out(s, hash)) {
+        s->door_dropped += u;
+        return;
     } else if (idx < 0) {
         /* Space-saving: the new key inherits the least count as its error. */
         idx = (int32_t)s->heap[0];

@@ -53,6 +53,9 @@ typedef struct heat_sketch {
     uint32_t *heap;       /* counter indexes, a min-heap by count */
     uint64_t total;       /* N: the weight recorded */
     int64_t newest_ms;    /* the latest now_ms recorded */
+    uint64_t *door;       /* the doorkeeper (heat_sketch_set_door), NULL: none */
+    uint32_t door_words, door_set, door_mask;
+    uint64_t door_dropped; /* weight of records the doorkeeper kept out */
 } heat_sketch;
 
 /* The bytes a sketch of k counters and keys of key_max bytes allocates. */
@@ -67,6 +70,16 @@ void heat_sketch_free(heat_sketch *s);
  * now_ms. A record of no units changes nothing. Never allocates. */
 void heat_sketch_record(heat_sketch *s, uint64_t hash, const void *key, size_t len,
                         int64_t now_ms, uint64_t rd, uint64_t wr);
+
+/* Gives the sketch a doorkeeper of `bits` bits (a power of two >= 64; KURA_E_INVALID, else
+ * KURA_E_NOMEM): once every counter is taken, a key without one takes the least counter only
+ * if the doorkeeper saw it since its last reset; the first record of a key is only marked
+ * (its weight is counted in door_dropped and in no counter). It spares the eviction of a
+ * counter for every key seen once, which on a stream of distinct keys (a table's items read
+ * at random) is most records; a key recorded twice between resets is admitted as before. The
+ * guarantee becomes: count - err <= true <= count + (the key's first record before each
+ * admission). The doorkeeper is cleared when half its bits are set. Freed with the sketch. */
+kura_status heat_sketch_set_door(heat_sketch *s, uint32_t bits);
 
 /* The counter of key, or NULL when the key holds none. */
 const heat_counter *heat_sketch_find(const heat_sketch *s, uint64_t hash, const void *key,

@@ -162,7 +162,8 @@ heat_acc *tcap_acc(_Atomic(heat_acc *) *slot)
     heat_acc *a = atomic_load_explicit(slot, memory_order_acquire);
     if (a)
         return a;
-    heat_config cfg = {.k = TCAP_HEAT_K, .stripes = 4, .key_max = TCAP_KEY_MAX};
+    heat_config cfg = {.k = TCAP_HEAT_K, .stripes = 4, .key_max = TCAP_KEY_MAX,
+                       .door_bits = TCAP_DOOR_BITS};
     heat_acc *mine = NULL;
     if (heat_acc_open(&cfg, &mine) != KURA_OK)
         return NULL;

@@ -44,6 +44,7 @@ struct kura_db;
 #define TCAP_HEAT_K 64       /* counters per accumulator (4 stripes) */
 #define TCAP_KEY_MAX 256     /* key bytes kept per counter (longer keys shown cut) */
 #define TCAP_KEY_SLOTS 1024  /* throttled keys' buckets kept per target */
+#define TCAP_DOOR_BITS 65536 /* each accumulator's doorkeeper (heat_sketch_set_door): 8 KB */
 
 typedef struct tcap tcap;
 
