@@ -73,8 +73,9 @@ def loaded(server):
     for i in range(PUTS):
         ddb.put_item(TableName=TABLE, Item={"device": {"S": HOT_KEY}, "at": {"N": str(i)},
                                             "reading": {"S": payload}})
-    n = ddb.query(TableName=TABLE, KeyConditionExpression="device = :d", Select="COUNT",
-                  ExpressionAttributeValues={":d": {"S": HOT_KEY}})["Count"]
+    n = sum(page["Count"] for page in ddb.get_paginator("query").paginate(
+        TableName=TABLE, KeyConditionExpression="device = :d", Select="COUNT",
+        ExpressionAttributeValues={":d": {"S": HOT_KEY}}))  # 4 MB: pages of 1 MB
     assert n == PUTS
     return server
 
