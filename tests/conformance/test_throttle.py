@@ -309,6 +309,52 @@ def test_batch_write_unprocessed_then_retried(thr):
         "after retrying %d unprocessed items" % first_unprocessed
 
 
+def test_batch_get_unprocessed_keys_then_retried(thr):
+    """Reads of one key past 3,000 RCU a second: 10 items of 40 KB (10 RCU each, strongly
+    consistent, whatever the projection) read in batches of 10, paced under the table's
+    12,000 RCU."""
+    table = create(thr, unique_name("bget"))
+    for j in range(10):
+        thr.put_item(TableName=table, Item={"pk": {"S": "hot"}, "sk": {"S": "%02d" % j},
+                                            "d": {"S": "r" * 40000}})
+    keys = [{"pk": {"S": "hot"}, "sk": {"S": "%02d" % j}} for j in range(10)]
+    read, unprocessed, errors = [], [], set()
+
+    def send(b):
+        req = {table: {"Keys": keys, "ConsistentRead": True, "ProjectionExpression": "sk"}}
+        try:
+            r = thr.batch_get_item(RequestItems=req)
+        except ClientError as e:
+            errors.add((e.response["Error"]["Code"], e.response["Error"]["Message"]))
+            unprocessed.append(req)
+            return
+        read.extend(it["sk"]["S"] for it in r["Responses"][table])
+        if r.get("UnprocessedKeys"):
+            unprocessed.append(r["UnprocessedKeys"])
+    load = paced(150, send, pace=0.01)
+    assert load.refused == []
+    skip_if_slow(150 * 100, load.elapsed, limit=3000, what="the hot key's 3,000 RCU")
+    assert unprocessed, "150 batches of 100 RCU on one key: no key unprocessed"
+    assert errors <= {("ThrottlingException", MSG_PEAK)}
+    rounds = 0
+    while unprocessed:
+        rounds += 1
+        assert rounds <= 1000, "keys still unprocessed: %r" % unprocessed[:1]
+        time.sleep(0.02)
+        req = unprocessed.pop(0)
+        try:
+            r = thr.batch_get_item(RequestItems=req)
+        except ClientError as e:
+            assert e.response["Error"]["Code"] == "ThrottlingException"
+            unprocessed.append(req)
+            continue
+        read.extend(it["sk"]["S"] for it in r["Responses"][table])
+        if r.get("UnprocessedKeys"):
+            unprocessed.append(r["UnprocessedKeys"])
+    # every key of every batch read exactly once, in the first answer or a retry
+    assert sorted(read) == sorted(["%02d" % j for j in range(10)] * 150)
+
+
 BIG = "b" * 300000  # 300 WCU: a put or two empties a key's second of burst
 
 
