@@ -2,9 +2,9 @@
 DynamoDB's per-partition-key limit (1,000 WCU a second per partition-key value, one second of
 burst), a PROVISIONED table's throughput after its burst, a GSI on a low-cardinality attribute
 back-pressuring the base table's writes, BatchWriteItem's UnprocessedItems and
-TransactWriteItems' ThrottlingError under a hot key, the SDK's own retries losing and doubling
-nothing, the same load never throttled without --throttle, and GET /kura/heat naming the hot
-key.
+TransactWriteItems' ThrottlingError under a hot key, BatchGetItem's UnprocessedKeys past a
+key's 3,000 RCU, the SDK's own retries losing and doubling nothing, the same load never
+throttled without --throttle, and GET /kura/heat naming the hot key.
 
 Why the loads look as they do. The tests count outcomes, never durations. Items are 10 KB (10
 WCU each) so a few hundred puts exceed 1,000 WCU on one key even from a slow client. The
