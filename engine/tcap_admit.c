@@ -213,6 +213,9 @@ static bool adm_op(adm_list *l, tcap_op *op, size_t i, kbuf *gsi_keys)
     "persist, check if you have a hot partition: "                                             \
     "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html"
 #define MSG_MAX "Throughput exceeds the maximum OnDemandThroughput configured on table or index"
+#define MSG_GSI_PEAK                                                                           \
+    "Throughput exceeds the current capacity for one or more global secondary indexes. "       \
+    "DynamoDB is automatically scaling your index so please try again shortly."
 
 static kura_status refusal(const thr_verdict *v, bool provisioned)
 {
@@ -223,11 +226,11 @@ static kura_status refusal(const thr_verdict *v, bool provisioned)
         if (provisioned)
             return kura_err(KURA_E_THROUGHPUT_EXCEEDED, "%s",
                             v->index_name ? MSG_INDEX : MSG_TABLE);
-        return kura_err(KURA_E_THROTTLED, "%s", MSG_PEAK);
+        return kura_err(KURA_E_THROTTLED, "%s", v->index_name ? MSG_GSI_PEAK : MSG_PEAK);
     case THR_REFUSED_OD_MAX:
         return kura_err(KURA_E_THROTTLED, "%s", MSG_MAX);
-    default:
-        return kura_err(KURA_E_THROTTLED, "%s", MSG_PEAK);
+    default: /* an on-demand GSI names the indexes, as DynamoDB's message does */
+        return kura_err(KURA_E_THROTTLED, "%s", v->index_name ? MSG_GSI_PEAK : MSG_PEAK);
     }
 }
 

@@ -36,6 +36,10 @@
  *    automatically scaling your table or index so please try again shortly. If exceptions
  *    persist, check if you have a hot partition:
  *    https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html"
+ *    On an on-demand GSI (a refusal naming an index, past its peak or its keys' limit) the
+ *    message names the indexes: "Throughput exceeds the current capacity for one or more
+ *    global secondary indexes. DynamoDB is automatically scaling your index so please try
+ *    again shortly." (engine/tcap_admit.c).
  *  - THR_REFUSED_OD_MAX (…MaxOnDemandThroughputExceeded): ThrottlingException, "Throughput
  *    exceeds the maximum OnDemandThroughput configured on table or index" (the text is not in
  *    DynamoDB's published docs: check against DynamoDB before the wiring relies on it).
