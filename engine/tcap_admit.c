@@ -101,11 +101,50 @@ typedef struct adm_entry {
     size_t enc_len;
 } adm_entry;
 
+enum { ADM_INLINE = 8 }; /* a single request needs 1 + its GSIs' entries */
+
 typedef struct adm_list {
     thr_target *t;
     adm_entry *e;
     size_t n, cap;
+    thr_target it[ADM_INLINE]; /* t and e point here until they grow */
+    adm_entry ie[ADM_INLINE];
 } adm_list;
+
+static void adm_init(adm_list *l)
+{
+    l->t = l->it;
+    l->e = l->ie;
+    l->n = 0;
+    l->cap = ADM_INLINE;
+}
+
+static void adm_free(adm_list *l)
+{
+    if (l->t != l->it)
+        free(l->t);
+    if (l->e != l->ie)
+        free(l->e);
+}
+
+static bool adm_grow(adm_list *l)
+{
+    size_t cap = l->cap * 2;
+    thr_target *t = malloc(cap * sizeof *t);
+    adm_entry *e = malloc(cap * sizeof *e);
+    if (!t || !e) {
+        free(t);
+        free(e);
+        return false;
+    }
+    memcpy(t, l->t, l->n * sizeof *t);
+    memcpy(e, l->e, l->n * sizeof *e);
+    adm_free(l);
+    l->t = t;
+    l->e = e;
+    l->cap = cap;
+    return true;
+}
 
 /* Adds `mu` to the entry of (tg, key), making one: the first entry of a target carries its
  * throughput, later ones only their key (decide.h: no bucket in two targets). */
@@ -123,17 +162,8 @@ static bool adm_add(adm_list *l, tcap_target *tg, const char *index_name, thr_ke
         *(write ? &l->t[i].write_mu : &l->t[i].read_mu) += mu;
         return true;
     }
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 8;
-        thr_target *t = realloc(l->t, cap * sizeof *t);
-        if (t)
-            l->t = t;
-        adm_entry *e = t ? realloc(l->e, cap * sizeof *e) : NULL;
-        if (!e)
-            return false;
-        l->e = e;
-        l->cap = cap;
-    }
+    if (l->n == l->cap && !adm_grow(l))
+        return false;
     thr_target *t = &l->t[l->n];
     memset(t, 0, sizeof *t);
     t->index_name = index_name;
@@ -184,7 +214,7 @@ static bool adm_op(adm_list *l, tcap_op *op, size_t i, kbuf *gsi_keys)
     op->key = key;
     if (!adm_add(l, tg, NULL, key, op->write, mu, i, enc, enc_len))
         return false;
-    for (uint32_t g = 0; op->write && op->item && g < c->ngsi; g++) {
+    for (uint32_t g = 0; gsi_keys && op->write && op->item && g < c->ngsi; g++) {
         kbuf *b = &gsi_keys[g]; /* this op's key in GSI g: it stays put until the end */
         tcap_target *gt = gsi_key(&c->gsi[g], op->item, b) ? tcap_target_of_locked(c, c->gsi[g].id, true)
                                                            : NULL;
@@ -289,24 +319,28 @@ kura_status tcap_admit_all(tcap_op *ops, size_t n, size_t *which_out)
     if (!tcap_throttling(ops[0].t->cap))
         return KURA_OK;
     /* the tables' locks in address order (a transaction may span tables) */
-    tcap **locks = malloc(n * sizeof *locks);
-    kbuf *gsi_keys = calloc((size_t)n * IDX_MAX_GSI, sizeof *gsi_keys);
-    if (!locks || !gsi_keys) {
-        free(locks);
-        free(gsi_keys);
+    tcap *stack_locks[8];
+    tcap **locks = n <= 8 ? stack_locks : malloc(n * sizeof *locks);
+    if (!locks)
         return kura_err(KURA_E_NOMEM, "out of memory");
-    }
     size_t nl = 0;
     for (size_t i = 0; i < n; i++)
         locks[nl++] = ops[i].t->cap;
-    qsort(locks, nl, sizeof *locks, cmp_tcap);
+    if (nl > 1)
+        qsort(locks, nl, sizeof *locks, cmp_tcap);
     for (size_t i = 0; i < nl; i++)
         if (!i || locks[i] != locks[i - 1])
             kmutex_lock(&locks[i]->mu);
-    adm_list l = {0};
-    kura_status s = KURA_OK;
+    /* the new items' GSI keys, kept until the decision (only when a table has GSIs) */
+    bool gsis = false;
+    for (size_t i = 0; i < n; i++)
+        gsis = gsis || (ops[i].write && ops[i].item && ops[i].t->cap->ngsi);
+    kbuf *gsi_keys = gsis ? calloc((size_t)n * IDX_MAX_GSI, sizeof *gsi_keys) : NULL;
+    adm_list l;
+    adm_init(&l);
+    kura_status s = gsis && !gsi_keys ? kura_err(KURA_E_NOMEM, "out of memory") : KURA_OK;
     for (size_t i = 0; i < n && s == KURA_OK; i++)
-        if (!adm_op(&l, &ops[i], i, &gsi_keys[i * IDX_MAX_GSI]))
+        if (!adm_op(&l, &ops[i], i, gsi_keys ? &gsi_keys[i * IDX_MAX_GSI] : NULL))
             s = kura_err(KURA_E_NOMEM, "out of memory");
     thr_verdict v = {0};
     if (s == KURA_OK)
@@ -323,12 +357,12 @@ kura_status tcap_admit_all(tcap_op *ops, size_t n, size_t *which_out)
     for (size_t i = nl; i-- > 0;)
         if (!i || locks[i] != locks[i - 1])
             kmutex_unlock(&locks[i]->mu);
-    for (size_t i = 0; i < (size_t)n * IDX_MAX_GSI; i++)
+    for (size_t i = 0; gsi_keys && i < (size_t)n * IDX_MAX_GSI; i++)
         kbuf_free(&gsi_keys[i]);
     free(gsi_keys);
-    free(locks);
-    free(l.t);
-    free(l.e);
+    if (locks != stack_locks)
+        free(locks);
+    adm_free(&l);
     return s;
 }
 
