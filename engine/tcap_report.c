@@ -20,6 +20,7 @@
 #include "engine/db_int.h"
 #include "engine/model/number.h"
 #include "engine/table.h"
+#include "engine/table_insights.h"
 #include "engine/tcap_int.h"
 #include "util/status.h"
 
@@ -35,6 +36,7 @@ typedef struct rep_target {
     uint32_t npk, nkey; /* the partition key's attributes, all key attributes */
     char attr[2 * IDX_MAX_KEY_ATTRS][TCAP_NAME_MAX];
     kura_type type[2 * IDX_MAX_KEY_ATTRS];
+    bool insights, insights_throttled; /* Contributor Insights ENABLED, THROTTLED_KEYS mode */
 } rep_target;
 
 typedef struct rep_table {
@@ -46,11 +48,12 @@ typedef struct rep_table {
 
 #define G_STR(g, s) yajl_gen_string(g, (const unsigned char *)(s), strlen(s))
 
-static void copy_index(rep_table *r, const kura_table *t, const idx_def *d)
+static void copy_index(rep_table *r, const kura_table *t, const idx_def *d, int pos)
 {
     if (r->n >= TCAP_TARGETS || d->status == IDX_DELETING || d->status == IDX_DELETED)
         return;
     rep_target *o = &r->tg[r->n++];
+    o->insights = table_insights_enabled(t, pos, &o->insights_throttled);
     o->id = d->id;
     snprintf(o->name, sizeof o->name, "%s", d->name);
     o->kind = d->kind == IDX_GLOBAL ? "gsi" : "lsi";
@@ -85,10 +88,11 @@ static void copy_table(rep_table *r, kura_table *t)
         snprintf(o->attr[o->nkey], TCAP_NAME_MAX, "%s", t->ks.sk_name);
         o->type[o->nkey++] = t->ks.sk_type;
     }
+    o->insights = table_insights_enabled(t, -1, &o->insights_throttled);
     for (uint32_t i = 0; i < t->nlsi; i++)
-        copy_index(r, t, &t->lsi[i]);
+        copy_index(r, t, &t->lsi[i], (int)i);
     for (uint32_t i = 0; i < t->ngsi; i++)
-        copy_index(r, t, &t->gsi[i]);
+        copy_index(r, t, &t->gsi[i], (int)(t->nlsi + i));
 }
 
 /* ---- Keys ----------------------------------------------------------------------------------- */
@@ -412,6 +416,17 @@ static void gen_target(rep_ctx *x, const rep_table *r, const rep_target *o, bool
     G_STR(g, o->kind);
     G_STR(g, "billing_mode");
     G_STR(g, o->provisioned ? "PROVISIONED" : "PAY_PER_REQUEST");
+    G_STR(g, "contributor_insights"); /* DescribeContributorInsights' status and mode */
+    if (o->insights) {
+        yajl_gen_map_open(g);
+        G_STR(g, "status");
+        G_STR(g, "ENABLED");
+        G_STR(g, "mode");
+        G_STR(g, o->insights_throttled ? "THROTTLED_KEYS" : "ACCESSED_AND_THROTTLED_KEYS");
+        yajl_gen_map_close(g);
+    } else {
+        yajl_gen_null(g);
+    }
     G_STR(g, "provisioned");
     if (o->provisioned) {
         yajl_gen_map_open(g);

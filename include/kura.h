@@ -363,6 +363,8 @@ void kura_get_stats(kura_db *db, kura_stats *stats_out);
  *   KURA_E_EXPIRED_ITERATOR     ExpiredIteratorException (DynamoDB Streams)
  *   KURA_E_TRIMMED_DATA         TrimmedDataAccessException (DynamoDB Streams)
  *   KURA_E_DUPLICATE_ITEM       DuplicateItemException (PartiQL INSERT)
+ *   KURA_E_THROUGHPUT_EXCEEDED  ProvisionedThroughputExceededException (kura_options.throttle)
+ *   KURA_E_THROTTLED            ThrottlingException (kura_options.throttle)
  * and the storage errors above (KURA_E_IO, KURA_E_CORRUPTION, KURA_E_NOSPC, KURA_E_READONLY,
  * KURA_E_NOMEM) are InternalServerError. The request structs mirror DynamoDB's parameters
  * (same names in snake case); zero-initialise a request, then set what you need.

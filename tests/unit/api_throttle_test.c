@@ -325,12 +325,25 @@ static void test_heat_report(void **state)
     assert_int_equal(json_integer_value(json_object_get(hot, "throttled")), 10);
     /* 1,000 WCU in its busiest second: all of the key's limit */
     assert_true(json_real_value(json_object_get(hot, "peak_write")) == 1000.0);
+    assert_true(json_is_null(json_object_get(tg, "contributor_insights")));
     json_t *th = json_object_get(tg, "throttled");
     assert_int_equal(json_integer_value(json_object_get(th, "writes")), 10);
     const char *v = json_string_value(json_array_get(json_object_get(tg, "verdicts"), 0));
     assert_non_null(v);
     assert_string_equal(v, "Table Heat: key device-7 takes 100% of its partition's write limit "
                            "in its busiest second; 10 writes throttled in the last minute");
+    json_decref(r);
+    /* Contributor Insights enabled: the report says so (its rules' data is the report's) */
+    json_decref(ok("UpdateContributorInsights", "{\"TableName\":\"Heat\","
+                                                "\"ContributorInsightsAction\":\"ENABLE\"}"));
+    assert_kura_ok(kura_heat_report(db, "Heat", 60, &json));
+    r = json_loads(json, 0, NULL);
+    free(json);
+    json_t *ci = json_object_get(json_array_get(json_object_get(r, "targets"), 0),
+                                 "contributor_insights");
+    assert_string_equal(json_string_value(json_object_get(ci, "status")), "ENABLED");
+    assert_string_equal(json_string_value(json_object_get(ci, "mode")),
+                        "ACCESSED_AND_THROTTLED_KEYS");
     json_decref(r);
     char *none = NULL;
     assert_int_equal(kura_heat_report(db, "Nope", 60, &none), KURA_E_RESOURCE_NOT_FOUND);
