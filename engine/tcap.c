@@ -251,3 +251,16 @@ void tcap_index_charge(void *arg, const idx_def *d, const uint8_t *key, size_t k
     tcap_record(c, d->id, enc, pk_len, item_len, 0, (uint64_t)(units * HEAT_UNIT_SCALE),
                 tcap_now(c));
 }
+
+size_t tcap_bytes(tcap *c)
+{
+    size_t n = sizeof *c;
+    for (int i = 0; i < TCAP_TARGETS; i++) {
+        heat_acc *a[3] = {atomic_load(&c->tg[i].keys), atomic_load(&c->tg[i].items),
+                          atomic_load(&c->tg[i].thr)};
+        for (int j = 0; j < 3; j++)
+            n += a[j] ? heat_acc_bytes(a[j]) : 0;
+        n += c->tg[i].slots ? TCAP_KEY_SLOTS * sizeof(tcap_slot) : 0;
+    }
+    return n;
+}

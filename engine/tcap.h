@@ -64,6 +64,10 @@ int64_t tcap_now(const tcap *c);
  * its GSIs), copied from `t`; db->tables_mu held. Called at open and after every change. */
 void tcap_configure(const struct kura_table *t);
 
+/* The bytes the capacity state holds (its targets' accumulators and key buckets): fixed once
+ * a target has seen traffic, whatever the number of keys. */
+size_t tcap_bytes(tcap *c);
+
 /* ---- Accounting ------------------------------------------------------------------------- */
 
 /* The length of the partition-key part of key bytes `p` (an encoded key without its hash

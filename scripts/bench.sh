@@ -177,6 +177,7 @@ if [[ ${SUITE:-core} == capacity ]]; then
                 | tee -a "$base.txt" || status=1
         done
     done
+    python3 "$root/bench/capacity_tables.py" "$base" | tee -a "$base.txt" || status=1
 fi
 
 if [[ -f $base.json ]]; then

@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/table.h"
+#include "engine/table_int.h"
+#include "engine/tcap.h"
 #include "kura.h"
 #include "testutil.h"
 
@@ -385,6 +388,32 @@ static void test_decreases(void **state)
                                   "{\"ReadCapacityUnits\":50,\"WriteCapacityUnits\":500}}"));
 }
 
+/* The accounting's memory is fixed once the table has seen traffic: 20,000 more distinct keys
+ * (items and partition keys) leave it as it was. */
+static void test_memory_bounded(void **state)
+{
+    (void)state;
+    create("Mem", NULL);
+    char k[32];
+    for (int i = 0; i < 2000; i++) {
+        snprintf(k, sizeof k, "m%d", i);
+        assert_true(put("Mem", k, NULL, 1, NULL));
+    }
+    kura_table *t = NULL;
+    assert_kura_ok(table_acquire(db, "Mem", &t));
+    size_t before = tcap_bytes(t->cap);
+    for (int i = 0; i < 20000; i++) {
+        if (i % 500 == 0) now_ms += 1000; /* under the key and table limits */
+        snprintf(k, sizeof k, "n%d", i);
+        assert_true(put("Mem", k, NULL, 1, NULL));
+    }
+    size_t after = tcap_bytes(t->cap);
+    table_release(t);
+    print_message("tcap bytes: %zu before, %zu after 20,000 more keys\n", before, after);
+    assert_int_equal(before, after);
+    assert_true(after < 1024 * 1024);
+}
+
 static void test_off(void **state)
 {
     (void)state;
@@ -404,6 +433,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heat_report, setup, teardown),
         cmocka_unit_test_setup_teardown(test_decreases, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_memory_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_off, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
