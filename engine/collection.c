@@ -406,3 +406,27 @@ kura_status coll_verify(coll_cache *c, const uint8_t *key, size_t klen, coll_fil
     *measured_out = size;
     return s;
 }
+
+size_t coll_cache_largest(coll_cache *c, coll_size *out, size_t n)
+{
+    size_t got = 0;
+    kmutex_lock(&c->mu);
+    for (size_t b = 0; b < c->nbuckets; b++)
+        for (const coll_entry *e = c->buckets[b]; e; e = e->next) {
+            if (e->state != COLL_READY || e->stale || e->klen > COLL_SIZE_KEY_MAX)
+                continue;
+            size_t at = got < n ? got++ : n; /* insertion into the sorted top n */
+            while (at > 0 && out[at - 1].size < e->size) {
+                if (at < n)
+                    out[at] = out[at - 1];
+                at--;
+            }
+            if (at < n) {
+                out[at].size = e->size;
+                out[at].klen = e->klen;
+                memcpy(out[at].key, e->key, e->klen);
+            }
+        }
+    kmutex_unlock(&c->mu);
+    return got;
+}

@@ -120,4 +120,18 @@ kura_status coll_verify(coll_cache *c, const uint8_t *key, size_t klen, coll_fil
 bool coll_peek(coll_cache *c, const uint8_t *key, size_t klen, uint64_t *size_out);
 size_t coll_cache_count(coll_cache *c);
 
+/* A collection's key and cached size (coll_cache_largest). */
+enum { COLL_SIZE_KEY_MAX = 2048 + 16 }; /* hash64 || enc(pk) of a 2,048-byte key, escaped */
+typedef struct coll_size {
+    uint64_t size;
+    size_t klen;
+    uint8_t key[COLL_SIZE_KEY_MAX];
+} coll_size;
+
+/* The n largest collections whose sizes the cache holds (READY entries), largest first, into
+ * out[0..n); returns how many. Only the collections a write needed the size of are known
+ * (see above): the largest of those, not necessarily of the table (the heat report's
+ * "collections"). */
+size_t coll_cache_largest(coll_cache *c, coll_size *out, size_t n);
+
 #endif

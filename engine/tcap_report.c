@@ -17,6 +17,7 @@
 #include <openssl/evp.h>
 #include <yajl/yajl_gen.h>
 
+#include "engine/collection.h"
 #include "engine/db_int.h"
 #include "engine/model/number.h"
 #include "engine/table.h"
@@ -174,6 +175,7 @@ typedef struct rep_ctx {
     yajl_gen g;
     int64_t now;
     uint32_t win;
+    uint64_t coll_limit; /* the item collection size limit (kura_options; 10 GB) */
     char label[TCAP_NAME_MAX + 8]; /* "Table T", "GSI StatusIndex" */
     struct verdicts {
         char text[4][512];
@@ -394,6 +396,35 @@ static void gen_timeline(rep_ctx *x, tcap *c, tcap_target *tg, const rep_target 
                     100.0 * heat_rate(rd, x->win) / (double)o->rcu, (long long)o->rcu);
 }
 
+/* "collections": a table's largest item collections whose sizes kura keeps (a table with an
+ * LSI: engine/collection.h), against the item collection size limit. */
+static void gen_collections(rep_ctx *x, const rep_table *r, const rep_target *o)
+{
+    yajl_gen g = x->g;
+    G_STR(g, "collections");
+    yajl_gen_array_open(g);
+    coll_size *cs = o->id == 0 && r->t->colls ? malloc(TOP_N * sizeof *cs) : NULL;
+    size_t n = cs ? coll_cache_largest(r->t->colls, cs, TOP_N) : 0;
+    for (size_t i = 0; i < n; i++) {
+        bool cut;
+        char words[96];
+        if (cs[i].klen <= 8)
+            continue;
+        yajl_gen_map_open(g);
+        gen_key(g, o, o->npk, cs[i].key + 8, cs[i].klen - 8, &cut, words, sizeof words);
+        gen_int(g, "size_bytes", (long long)cs[i].size);
+        gen_num(g, "limit_share", (double)cs[i].size / (double)x->coll_limit);
+        yajl_gen_map_close(g);
+        if ((double)cs[i].size >= 0.8 * (double)x->coll_limit)
+            verdict_add(x, "%s: the item collection of key %s holds %.0f%% of the %llu-byte "
+                           "item collection size limit",
+                        x->label, words, 100.0 * (double)cs[i].size / (double)x->coll_limit,
+                        (unsigned long long)x->coll_limit);
+    }
+    free(cs);
+    yajl_gen_array_close(g);
+}
+
 static void gen_target(rep_ctx *x, const rep_table *r, const rep_target *o, bool throttle)
 {
     yajl_gen g = x->g;
@@ -458,9 +489,7 @@ static void gen_target(rep_ctx *x, const rep_table *r, const rep_target *o, bool
     keys_free(&keys);
     keys_free(&items);
     keys_free(&thr);
-    G_STR(g, "collections");
-    yajl_gen_array_open(g);
-    yajl_gen_array_close(g);
+    gen_collections(x, r, o);
     gen_timeline(x, c, tg, o);
     G_STR(g, "verdicts");
     yajl_gen_array_open(g);
@@ -515,7 +544,10 @@ kura_status kura_heat_report(kura_db *db, const char *table, uint32_t window_s, 
     }
     qsort(r, n, sizeof *r, cmp_name);
     yajl_gen g = yajl_gen_alloc(NULL);
-    rep_ctx x = {.g = g, .win = win};
+    rep_ctx x = {.g = g, .win = win,
+                 .coll_limit = db->opts.item_collection_limit_bytes
+                                   ? db->opts.item_collection_limit_bytes
+                                   : 10737418240ull};
     tcap *c0 = n ? r[0].t->cap : NULL;
     x.now = c0 ? tcap_now(c0) : 0;
     if (!c0) { /* no table: the clock of the options */

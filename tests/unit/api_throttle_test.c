@@ -414,6 +414,45 @@ static void test_memory_bounded(void **state)
     assert_true(after < 1024 * 1024);
 }
 
+/* A table with an LSI: the report lists its largest item collections with their sizes. */
+static void test_collections(void **state)
+{
+    (void)state;
+    json_decref(ok("CreateTable",
+                   "{\"TableName\":\"Coll\",\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":"
+                   "\"HASH\"},{\"AttributeName\":\"sk\",\"KeyType\":\"RANGE\"}],"
+                   "\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},"
+                   "{\"AttributeName\":\"sk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"ls\","
+                   "\"AttributeType\":\"S\"}],\"BillingMode\":\"PAY_PER_REQUEST\","
+                   "\"LocalSecondaryIndexes\":[{\"IndexName\":\"ByLs\",\"KeySchema\":[{"
+                   "\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"},{\"AttributeName\":\"ls\","
+                   "\"KeyType\":\"RANGE\"}],\"Projection\":{\"ProjectionType\":\"ALL\"}}]}"));
+    char body[512];
+    for (int i = 0; i < 30; i++) { /* big: 20 items; small: 10 */
+        snprintf(body, sizeof body,
+                 "{\"TableName\":\"Coll\",\"Item\":{\"pk\":{\"S\":\"%s\"},\"sk\":{\"S\":\"s%d\"},"
+                 "\"ls\":{\"S\":\"x\"}},\"ReturnItemCollectionMetrics\":\"SIZE\"}",
+                 i < 20 ? "big" : "small", i);
+        json_decref(ok("PutItem", body));
+    }
+    char *json = NULL;
+    assert_kura_ok(kura_heat_report(db, "Coll", 60, &json));
+    json_t *r = json_loads(json, 0, NULL);
+    free(json);
+    json_t *cs = json_object_get(json_array_get(json_object_get(r, "targets"), 0), "collections");
+    assert_int_equal(json_array_size(cs), 2);
+    json_t *big = json_array_get(cs, 0), *small = json_array_get(cs, 1);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(json_object_get(
+                                                               big, "key"),
+                                                           "pk"),
+                                          "S")),
+                        "big");
+    assert_true(json_integer_value(json_object_get(big, "size_bytes")) >
+                json_integer_value(json_object_get(small, "size_bytes")));
+    assert_true(json_integer_value(json_object_get(small, "size_bytes")) > 0);
+    json_decref(r);
+}
+
 static void test_off(void **state)
 {
     (void)state;
@@ -434,6 +473,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_heat_report, setup, teardown),
         cmocka_unit_test_setup_teardown(test_decreases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_collections, setup, teardown),
         cmocka_unit_test_setup_teardown(test_off, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
