@@ -45,11 +45,18 @@ kura_status heat_acc_open(const heat_config *cfg, heat_acc **acc_out)
     a->bytes = sizeof(*a) + c.stripes * sizeof(heat_stripe);
     for (uint32_t i = 0; i < c.stripes; i++) {
         kura_status rc = heat_sketch_init(&st[i].sk, ks, c.key_max);
-        if (rc == KURA_OK && c.door_bits)
-            rc = heat_sketch_set_door(&st[i].sk, c.door_bits / c.stripes);
+        if (rc == KURA_OK && c.filter_buckets)
+            rc = heat_sketch_set_filter(&st[i].sk, c.filter_buckets / c.stripes);
+        if (rc == KURA_OK && c.pair)
+            rc = heat_sketch_init(&st[i].sk2, ks, c.key_max);
+        if (rc == KURA_OK && c.pair && c.filter_buckets)
+            rc = heat_sketch_set_filter(&st[i].sk2, c.filter_buckets / c.stripes);
         if (rc != KURA_OK) {
+            heat_sketch_free(&st[i].sk);
+            heat_sketch_free(&st[i].sk2);
             for (uint32_t j = 0; j < i; j++) {
                 heat_sketch_free(&st[j].sk);
+                heat_sketch_free(&st[j].sk2);
                 kmutex_destroy(&st[j].mu);
             }
             free(st);
@@ -58,7 +65,10 @@ kura_status heat_acc_open(const heat_config *cfg, heat_acc **acc_out)
         }
         kmutex_init(&st[i].mu);
         heat_window_init(&st[i].total);
-        a->bytes += heat_sketch_bytes(ks, c.key_max) + st[i].sk.door_words * sizeof(uint64_t);
+        size_t fb = c.filter_buckets / c.stripes * sizeof(uint64_t);
+        a->bytes += heat_sketch_bytes(ks, c.key_max) + fb;
+        if (c.pair)
+            a->bytes += heat_sketch_bytes(ks, c.key_max) + fb;
     }
     *acc_out = a;
     return KURA_OK;
@@ -70,6 +80,7 @@ void heat_acc_close(heat_acc *acc)
         return;
     for (uint32_t i = 0; i < acc->nstripes; i++) {
         heat_sketch_free(&acc->stripe[i].sk);
+        heat_sketch_free(&acc->stripe[i].sk2);
         kmutex_destroy(&acc->stripe[i].mu);
     }
     free(acc->stripe);
@@ -94,6 +105,20 @@ void heat_acc_record(heat_acc *acc, const void *key, size_t len, int64_t now_ms,
     kmutex_lock(&s->mu);
     heat_window_add(&s->total, now_ms, rd, wr);
     heat_sketch_record(&s->sk, h, key, len, now_ms, rd, wr);
+    kmutex_unlock(&s->mu);
+}
+
+void heat_acc_record_pair(heat_acc *acc, const void *key, size_t first_len, size_t len,
+                          int64_t now_ms, uint64_t rd, uint64_t wr)
+{
+    uint64_t h = kura_hash64(key, first_len);
+    heat_stripe *s = stripe_of(acc, h);
+    uint64_t h2 = len > first_len && s->sk2.k ? kura_hash64(key, len) : 0;
+    kmutex_lock(&s->mu);
+    heat_window_add(&s->total, now_ms, rd, wr);
+    heat_sketch_record(&s->sk, h, key, first_len, now_ms, rd, wr);
+    if (len > first_len && s->sk2.k)
+        heat_sketch_record(&s->sk2, h2, key, len, now_ms, rd, wr);
     kmutex_unlock(&s->mu);
 }
 

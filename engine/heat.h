@@ -59,8 +59,9 @@ typedef struct heat_config {
     uint32_t k;       /* counters in all (0: 1024) */
     uint32_t stripes; /* a power of two (0: 8); more than k is clamped to k's power of two */
     uint32_t key_max; /* key bytes stored per counter (0: HEAT_KEY_MAX_DEFAULT) */
-    uint32_t door_bits; /* a doorkeeper of this many bits in all (heat_sketch_set_door; a
-                         * power of two, 0: none) */
+    uint32_t filter_buckets; /* an admission filter of this many buckets in all
+                              * (heat_sketch_set_filter; a power of two, 0: none) */
+    bool pair;          /* a second sketch per stripe (heat_acc_record_pair) */
 } heat_config;
 
 typedef struct heat_acc heat_acc;
@@ -76,6 +77,14 @@ size_t heat_acc_bytes(const heat_acc *acc);
 /* Records rd and wr half units on key[0..len) at now_ms. Thread-safe; never allocates. */
 void heat_acc_record(heat_acc *acc, const void *key, size_t len, int64_t now_ms, uint64_t rd,
                      uint64_t wr);
+
+/* With heat_config.pair: records on key[0..first_len) as heat_acc_record does and, when
+ * len > first_len, on the whole key[0..len) in the stripe's second sketch, under the one
+ * mutex of the first key's stripe (a partition key and its item: the items of a partition key
+ * share its stripe, so the second sketch's bound holds per stripe too). The totals count the
+ * units once. Without pair it is heat_acc_record of the first key. */
+void heat_acc_record_pair(heat_acc *acc, const void *key, size_t first_len, size_t len,
+                          int64_t now_ms, uint64_t rd, uint64_t wr);
 
 /* The exact half units recorded in the last `secs` seconds at now_ms (heat_window_sum). */
 void heat_acc_total(heat_acc *acc, int64_t now_ms, uint32_t secs, uint64_t *rd_out,
@@ -105,6 +114,9 @@ typedef struct heat_top {
 kura_status heat_acc_top(heat_acc *acc, int64_t now_ms, uint32_t secs, heat_kind kind,
                          size_t n, heat_top *top_out);
 void heat_top_free(heat_top *top);
+/* heat_acc_top of the second keys (heat_config.pair; none without it). */
+kura_status heat_acc_top_second(heat_acc *acc, int64_t now_ms, uint32_t secs, heat_kind kind,
+                                size_t n, heat_top *top_out);
 
 /* Units per second of an entry (DynamoDB units). */
 static inline double heat_rate(uint64_t half_units, uint32_t secs)

@@ -50,38 +50,27 @@ void heat_sketch_free(heat_sketch *s)
     free(s->keys);
     free(s->bucket);
     free(s->heap);
-    free(s->door);
+    free(s->filter);
     memset(s, 0, sizeof(*s));
 }
 
-kura_status heat_sketch_set_door(heat_sketch *s, uint32_t bits)
+kura_status heat_sketch_set_filter(heat_sketch *s, uint32_t buckets)
 {
-    if (bits < 64 || (bits & (bits - 1)))
+    if (buckets < 2 || (buckets & (buckets - 1)))
         return KURA_E_INVALID;
-    uint64_t *d = calloc(bits / 64, sizeof(uint64_t));
-    if (!d)
+    uint64_t *f = calloc(buckets, sizeof(uint64_t));
+    if (!f)
         return KURA_E_NOMEM;
-    free(s->door);
-    s->door = d;
-    s->door_words = bits / 64;
-    s->door_mask = bits - 1;
-    s->door_set = 0;
+    free(s->filter);
+    s->filter = f;
+    s->filter_mask = buckets - 1;
     return KURA_OK;
 }
 
-/* Whether the doorkeeper keeps the key hashed `hash` out (its first sighting: marked). */
-static bool door_keeps_out(heat_sketch *s, uint64_t hash)
+/* The filter's bucket of a hash: bits the buckets' chains and the stripes do not use. */
+static uint64_t *filter_of(const heat_sketch *s, uint64_t hash)
 {
-    uint32_t bit = (uint32_t)(hash >> 24) & s->door_mask; /* not the bucket's or stripe's bits */
-    uint64_t m = 1ull << (bit & 63);
-    if (s->door[bit >> 6] & m)
-        return false;
-    s->door[bit >> 6] |= m;
-    if (++s->door_set > (s->door_mask + 1) / 2) {
-        memset(s->door, 0, s->door_words * sizeof(uint64_t));
-        s->door_set = 0;
-    }
-    return true;
+    return &s->filter[(hash >> 24) & s->filter_mask];
 }
 
 static bool key_is(const heat_sketch *s, const heat_counter *c, uint64_t hash, const void *key,
@@ -195,9 +184,21 @@ void heat_sketch_record(heat_sketch *s, uint64_t hash, const void *key, size_t l
         s->ctr[idx].heap_pos = s->used;
         s->heap[s->used++] = (uint32_t)idx;
         heap_up(s, s->ctr[idx].heap_pos);
-    } else if (idx < 0 && s->door && door_keeps_out(s, hash)) {
-        s->door_dropped += u;
-        return;
+    } else if (idx < 0 && s->filter) {
+        /* Filtered space-saving: the key's bucket collects its weight until it reaches the
+         * least count; then the key takes that counter with the bucket as its count. */
+        uint64_t *b = filter_of(s, hash);
+        *b += u;
+        idx = (int32_t)s->heap[0];
+        if (*b < s->ctr[idx].count) {
+            s->filtered += u;
+            return;
+        }
+        uint64_t *eb = filter_of(s, s->ctr[idx].hash); /* the evicted key's bound, kept */
+        if (*eb < s->ctr[idx].count)
+            *eb = s->ctr[idx].count;
+        unlink_bucket(s, idx);
+        take_counter(s, idx, hash, key, len, *b - u, now_ms); /* count: + u below = *b */
     } else if (idx < 0) {
         /* Space-saving: the new key inherits the least count as its error. */
         idx = (int32_t)s->heap[0];

@@ -53,9 +53,9 @@ typedef struct heat_sketch {
     uint32_t *heap;       /* counter indexes, a min-heap by count */
     uint64_t total;       /* N: the weight recorded */
     int64_t newest_ms;    /* the latest now_ms recorded */
-    uint64_t *door;       /* the doorkeeper (heat_sketch_set_door), NULL: none */
-    uint32_t door_words, door_set, door_mask;
-    uint64_t door_dropped; /* weight of records the doorkeeper kept out */
+    uint64_t *filter;     /* the admission filter (heat_sketch_set_filter), NULL: none */
+    uint32_t filter_mask; /* its buckets - 1 */
+    uint64_t filtered;    /* weight of records the filter kept out of the counters */
 } heat_sketch;
 
 /* The bytes a sketch of k counters and keys of key_max bytes allocates. */
@@ -71,15 +71,17 @@ void heat_sketch_free(heat_sketch *s);
 void heat_sketch_record(heat_sketch *s, uint64_t hash, const void *key, size_t len,
                         int64_t now_ms, uint64_t rd, uint64_t wr);
 
-/* Gives the sketch a doorkeeper of `bits` bits (a power of two >= 64; KURA_E_INVALID, else
- * KURA_E_NOMEM): once every counter is taken, a key without one takes the least counter only
- * if the doorkeeper saw it since its last reset; the first record of a key is only marked
- * (its weight is counted in door_dropped and in no counter). It spares the eviction of a
- * counter for every key seen once, which on a stream of distinct keys (a table's items read
- * at random) is most records; a key recorded twice between resets is admitted as before. The
- * guarantee becomes: count - err <= true <= count + (the key's first record before each
- * admission). The doorkeeper is cleared when half its bits are set. Freed with the sketch. */
-kura_status heat_sketch_set_door(heat_sketch *s, uint32_t bits);
+/* Gives the sketch an admission filter of `buckets` counts (a power of two >= 2; KURA_E_INVALID,
+ * else KURA_E_NOMEM): Homem and Carvalho's filtered space-saving. Once every counter is taken,
+ * a record on a key without one adds its weight to the key's bucket (by hash) instead, and
+ * the key takes the least counter (count m) only when its bucket reaches m: then with count
+ * = its bucket and err = bucket - weight; an evicted counter's count is kept in its key's
+ * bucket (the larger of the two). A bucket holds at least the weight of every key that
+ * hashes to it while without a counter, so the guarantees above still hold (count - err <=
+ * true <= count, and a key over N / k holds a counter), and on a stream of many keys of even
+ * weight (no hot key: random reads of many items) records stop evicting counters, which is
+ * most of space-saving's cost there. Freed with the sketch. */
+kura_status heat_sketch_set_filter(heat_sketch *s, uint32_t buckets);
 
 /* The counter of key, or NULL when the key holds none. */
 const heat_counter *heat_sketch_find(const heat_sketch *s, uint64_t hash, const void *key,

@@ -13,6 +13,7 @@ typedef struct heat_stripe {
     _Alignas(64) kmutex mu; /* own cache lines: writers on different stripes do not share */
     heat_window total;      /* every unit recorded on the stripe, exact */
     heat_sketch sk;         /* k / stripes counters */
+    heat_sketch sk2;        /* heat_config.pair: the second keys' sketch (k 0 otherwise) */
 } heat_stripe;
 
 struct heat_acc {

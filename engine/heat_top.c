@@ -63,8 +63,23 @@ static kura_status stripe_best(const heat_sketch *sk, int64_t now_ms, uint32_t s
     return KURA_OK;
 }
 
+static kura_status acc_top(heat_acc *acc, int64_t now_ms, uint32_t secs, heat_kind kind,
+                           size_t n, bool second, heat_top *top_out);
+
 kura_status heat_acc_top(heat_acc *acc, int64_t now_ms, uint32_t secs, heat_kind kind,
                          size_t n, heat_top *top_out)
+{
+    return acc_top(acc, now_ms, secs, kind, n, false, top_out);
+}
+
+kura_status heat_acc_top_second(heat_acc *acc, int64_t now_ms, uint32_t secs, heat_kind kind,
+                                size_t n, heat_top *top_out)
+{
+    return acc_top(acc, now_ms, secs, kind, n, true, top_out);
+}
+
+static kura_status acc_top(heat_acc *acc, int64_t now_ms, uint32_t secs, heat_kind kind,
+                           size_t n, bool second, heat_top *top_out)
 {
     memset(top_out, 0, sizeof(*top_out));
     top_out->secs = secs < 1 ? 1 : secs > HEAT_WINDOW_S ? HEAT_WINDOW_S : secs;
@@ -78,7 +93,8 @@ kura_status heat_acc_top(heat_acc *acc, int64_t now_ms, uint32_t secs, heat_kind
     for (uint32_t i = 0; i < ns && rc == KURA_OK; i++) {
         heat_stripe *s = acc_stripe(acc, i);
         kmutex_lock(&s->mu);
-        rc = stripe_best(&s->sk, now_ms, secs, kind, n, tmp, all, &m);
+        if (!second || s->sk2.k)
+            rc = stripe_best(second ? &s->sk2 : &s->sk, now_ms, secs, kind, n, tmp, all, &m);
         kmutex_unlock(&s->mu);
     }
     free(tmp);

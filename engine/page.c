@@ -788,7 +788,8 @@ static kura_status page_capacity_gate(const page_req *pr, tcap_op *op, const pag
         return KURA_OK;
     }
     if (ok)
-        tcap_record(pr->t->cap, pr->ix->def->id, keyed ? enc : (const uint8_t *)"", len, len,
+        tcap_record(pr->t->cap, pr->ix->def->id, pr->ix->def->nrange > 0,
+                    keyed ? enc : (const uint8_t *)"", len, len,
                     half, 0, op->now_ms);
     return KURA_OK;
 }

@@ -21,8 +21,7 @@
 tcap *tcap_new(void)
 {
     tcap *c = calloc(1, sizeof *c);
-    if (!c)
-        return NULL;
+    if (!c) return NULL;
     kmutex_init(&c->mu);
     for (int i = 0; i < TCAP_TARGETS; i++) {
         atomic_init(&c->tg[i].index_id, TCAP_FREE);
@@ -34,11 +33,9 @@ tcap *tcap_new(void)
 
 void tcap_free(tcap *c)
 {
-    if (!c)
-        return;
+    if (!c) return;
     for (int i = 0; i < TCAP_TARGETS; i++) {
         heat_acc_close(atomic_load(&c->tg[i].keys));
-        heat_acc_close(atomic_load(&c->tg[i].items));
         heat_acc_close(atomic_load(&c->tg[i].thr));
         free(c->tg[i].slots);
     }
@@ -66,8 +63,7 @@ bool tcap_accounting(const tcap *c)
 
 int64_t tcap_now(const tcap *c)
 {
-    if (c->clock)
-        return c->clock(c->clock_arg);
+    if (c->clock) return c->clock(c->clock_arg);
     struct timespec ts; /* the coarse clock (a few ms): every window here is a second */
     clock_gettime(CLOCK_REALTIME_COARSE, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
@@ -89,15 +85,13 @@ static void cfg_of_table(const kura_table *t, tcap_cfg *o)
 void tcap_configure(const kura_table *t)
 {
     tcap *c = t->cap;
-    if (!c)
-        return;
+    if (!c) return;
     kmutex_lock(&c->mu);
     cfg_of_table(t, &c->cfg);
     c->ngsi = 0;
     for (uint32_t i = 0; i < t->ngsi && c->ngsi < IDX_MAX_GSI; i++) {
         const idx_def *d = &t->gsi[i];
-        if (d->status == IDX_DELETING || d->status == IDX_DELETED)
-            continue;
+        if (d->status == IDX_DELETING || d->status == IDX_DELETED) continue;
         tcap_gsi *g = &c->gsi[c->ngsi++];
         memset(g, 0, sizeof *g);
         g->id = d->id;
@@ -118,12 +112,10 @@ void tcap_configure(const kura_table *t)
     /* throttle states already made follow the change from now on (a raised throughput
      * serves at its new rate from the UpdateTable, not from the next request) */
     int64_t now = tcap_now(c);
-    if (c->tg[0].ready)
-        tcap_target_ready(&c->tg[0], &c->cfg, now);
+    if (c->tg[0].ready) tcap_target_ready(&c->tg[0], &c->cfg, now);
     for (uint32_t i = 0; i < c->ngsi; i++) {
         tcap_target *tg = tcap_target_of_locked(c, c->gsi[i].id, false);
-        if (tg && tg->ready)
-            tcap_target_ready(tg, &c->gsi[i].cfg, now);
+        if (tg && tg->ready) tcap_target_ready(tg, &c->gsi[i].cfg, now);
     }
     kmutex_unlock(&c->mu);
 }
@@ -134,8 +126,7 @@ void tcap_configure(const kura_table *t)
 tcap_target *tcap_target_of_locked(tcap *c, uint32_t index_id, bool create)
 {
     for (int i = 0; i < TCAP_TARGETS; i++)
-        if (atomic_load(&c->tg[i].index_id) == index_id)
-            return &c->tg[i];
+        if (atomic_load(&c->tg[i].index_id) == index_id) return &c->tg[i];
     for (int i = 0; i < TCAP_TARGETS && create; i++)
         if (atomic_load(&c->tg[i].index_id) == TCAP_FREE) {
             atomic_store_explicit(&c->tg[i].index_id, index_id, memory_order_release);
@@ -149,26 +140,25 @@ tcap_target *tcap_target_of(tcap *c, uint32_t index_id, bool create)
     for (int i = 0; i < TCAP_TARGETS; i++)
         if (atomic_load_explicit(&c->tg[i].index_id, memory_order_acquire) == index_id)
             return &c->tg[i];
-    if (!create)
-        return NULL;
+    if (!create) return NULL;
     kmutex_lock(&c->mu);
     tcap_target *found = tcap_target_of_locked(c, index_id, true);
     kmutex_unlock(&c->mu);
     return found;
 }
 
-heat_acc *tcap_acc(_Atomic(heat_acc *) *slot)
+heat_acc *tcap_acc(_Atomic(heat_acc *) *slot, bool pair)
 {
     heat_acc *a = atomic_load_explicit(slot, memory_order_acquire);
-    if (a)
-        return a;
-    heat_config cfg = {.k = TCAP_HEAT_K, .stripes = 4, .key_max = TCAP_KEY_MAX,
-                       .door_bits = TCAP_DOOR_BITS};
+    if (a) return a;
+    heat_config cfg = {.k = TCAP_HEAT_K,
+                       .stripes = 4,
+                       .key_max = TCAP_KEY_MAX,
+                       .filter_buckets = TCAP_FILTER_BUCKETS,
+                       .pair = pair};
     heat_acc *mine = NULL;
-    if (heat_acc_open(&cfg, &mine) != KURA_OK)
-        return NULL;
-    if (atomic_compare_exchange_strong(slot, &a, mine))
-        return mine;
+    if (heat_acc_open(&cfg, &mine) != KURA_OK) return NULL;
+    if (atomic_compare_exchange_strong(slot, &a, mine)) return mine;
     heat_acc_close(mine); /* another thread's came first */
     return a;
 }
@@ -182,61 +172,47 @@ size_t tcap_prefix_len(const uint8_t *p, size_t len, const kura_type *types, uin
         if (types[i] == KURA_N) {
             kura_num num;
             size_t used;
-            if (num_key_decode(p + off, len - off, &num, &used) != KURA_OK)
-                return 0;
+            if (num_key_decode(p + off, len - off, &num, &used) != KURA_OK) return 0;
             off += used;
             continue;
         }
         for (;;) { /* S and B: escaped bytes up to the terminator 0x00 0x01 */
             const uint8_t *z = off < len ? memchr(p + off, 0, len - off) : NULL;
-            if (!z || (size_t)(z - p) + 1 >= len)
-                return 0;
+            if (!z || (size_t)(z - p) + 1 >= len) return 0;
             off = (size_t)(z - p) + 2;
-            if (z[1] == 0x01)
-                break;
+            if (z[1] == 0x01) break;
         }
     }
     return off;
 }
 
-void tcap_record(tcap *c, uint32_t index_id, const uint8_t *enc, size_t pk_len, size_t len,
-                 uint64_t rd, uint64_t wr, int64_t now_ms)
+void tcap_record(tcap *c, uint32_t index_id, bool sorted, const uint8_t *enc, size_t pk_len,
+                 size_t len, uint64_t rd, uint64_t wr, int64_t now_ms)
 {
     tcap_target *tg = tcap_target_of(c, index_id, true);
-    if (!tg || (!rd && !wr))
-        return;
-    heat_acc *keys = tcap_acc(&tg->keys);
-    if (keys)
-        heat_acc_record(keys, enc, pk_len, now_ms, rd, wr);
-    if (len > pk_len) {
-        heat_acc *items = tcap_acc(&tg->items);
-        if (items)
-            heat_acc_record(items, enc, len, now_ms, rd, wr);
-    }
+    if (!tg || (!rd && !wr)) return;
+    heat_acc *keys = tcap_acc(&tg->keys, sorted); /* partition keys, and items beside them */
+    if (keys) heat_acc_record_pair(keys, enc, pk_len, len, now_ms, rd, wr);
 }
 
 uint64_t tcap_read_half(uint64_t bytes, bool consistent)
 {
     uint64_t units = (bytes + 4095) / 4096;
-    if (!units)
-        units = 1;
+    if (!units) units = 1;
     return consistent ? units * HEAT_UNIT_SCALE : units * HEAT_UNIT_SCALE / 2;
 }
 
 uint64_t tcap_write_half(uint64_t bytes, bool txn)
 {
     uint64_t units = (bytes + 1023) / 1024;
-    if (!units)
-        units = 1;
+    if (!units) units = 1;
     return units * HEAT_UNIT_SCALE * (txn ? 2 : 1);
 }
 
-void tcap_index_charge(void *arg, const idx_def *d, const uint8_t *key, size_t klen,
-                       double units)
+void tcap_index_charge(void *arg, const idx_def *d, const uint8_t *key, size_t klen, double units)
 {
     tcap *c = arg;
-    if (!c || c->off || klen <= 8)
-        return;
+    if (!c || c->off || klen <= 8) return;
     kura_type types[2 * IDX_MAX_KEY_ATTRS];
     uint32_t n = 0;
     for (uint32_t i = 0; i < d->nhash; i++)
@@ -246,19 +222,17 @@ void tcap_index_charge(void *arg, const idx_def *d, const uint8_t *key, size_t k
     const uint8_t *enc = key + 8;
     size_t pk_len = tcap_prefix_len(enc, klen - 8, types, d->nhash);
     size_t item_len = d->nrange ? tcap_prefix_len(enc, klen - 8, types, n) : pk_len;
-    if (!pk_len || !item_len)
-        return;
-    tcap_record(c, d->id, enc, pk_len, item_len, 0, (uint64_t)(units * HEAT_UNIT_SCALE),
-                tcap_now(c));
+    if (!pk_len || !item_len) return;
+    tcap_record(c, d->id, d->nrange > 0, enc, pk_len, item_len, 0,
+                (uint64_t)(units * HEAT_UNIT_SCALE), tcap_now(c));
 }
 
 size_t tcap_bytes(tcap *c)
 {
     size_t n = sizeof *c;
     for (int i = 0; i < TCAP_TARGETS; i++) {
-        heat_acc *a[3] = {atomic_load(&c->tg[i].keys), atomic_load(&c->tg[i].items),
-                          atomic_load(&c->tg[i].thr)};
-        for (int j = 0; j < 3; j++)
+        heat_acc *a[2] = {atomic_load(&c->tg[i].keys), atomic_load(&c->tg[i].thr)};
+        for (int j = 0; j < 2; j++)
             n += a[j] ? heat_acc_bytes(a[j]) : 0;
         n += c->tg[i].slots ? TCAP_KEY_SLOTS * sizeof(tcap_slot) : 0;
     }

@@ -8,7 +8,8 @@
  * reused). Per target:
  *   - keys:  a heat accumulator (engine/heat.h) of the partition-key values (the table's, or
  *            the index's HASH attributes), their encodings without the hash prefix;
- *   - items: the same of partition + sort key (tables and indexes with a sort key);
+ *     and, in the same accumulator's second sketches (heat_config.pair: one record, one
+ *     stripe mutex for both), partition + sort keys (tables and indexes with a sort key);
  *   - throttled requests per key (allocated at the first refusal) and per second;
  *   - with throttling on: the table's or GSI's throughput (provisioned buckets with burst, or
  *     the on-demand rule) and a bounded table of the hot keys' own 3,000 / 1,000 buckets.
@@ -41,10 +42,11 @@
 struct kura_table;
 struct kura_db;
 
-#define TCAP_HEAT_K 64       /* counters per accumulator (4 stripes) */
-#define TCAP_KEY_MAX 256     /* key bytes kept per counter (longer keys shown cut) */
-#define TCAP_KEY_SLOTS 1024  /* throttled keys' buckets kept per target */
-#define TCAP_DOOR_BITS 65536 /* each accumulator's doorkeeper (heat_sketch_set_door): 8 KB */
+#define TCAP_HEAT_K 64      /* counters per accumulator (4 stripes) */
+#define TCAP_KEY_MAX 256    /* key bytes kept per counter (longer keys shown cut) */
+#define TCAP_KEY_SLOTS 1024 /* throttled keys' buckets kept per target */
+#define TCAP_FILTER_BUCKETS                                                                        \
+    4096 /* each sketch's admission filter (heat_sketch_set_filter): 32 KB */
 
 typedef struct tcap tcap;
 
@@ -76,14 +78,14 @@ size_t tcap_prefix_len(const uint8_t *p, size_t len, const kura_type *types, uin
 
 /* Records rd/wr half units (HEAT_UNIT_SCALE per unit) on target `index_id` (0: the table):
  * on the partition key enc[0..pk_len) and on the item enc[0..len) (len == pk_len: no sort
- * key part). Thread-safe; allocates the target's accumulators at its first record. */
-void tcap_record(tcap *c, uint32_t index_id, const uint8_t *enc, size_t pk_len, size_t len,
-                 uint64_t rd, uint64_t wr, int64_t now_ms);
+ * key part). `sorted`: the target has a sort key (its accumulator keeps items too).
+ * Thread-safe; allocates the target's accumulators at its first record. */
+void tcap_record(tcap *c, uint32_t index_id, bool sorted, const uint8_t *enc, size_t pk_len,
+                 size_t len, uint64_t rd, uint64_t wr, int64_t now_ms);
 
 /* The index applier's hook (index/runtime.h idx_rt_args.charge): `units` write units of an
  * entry of index d (its entry key) recorded on d's target; arg is the table's tcap. */
-void tcap_index_charge(void *arg, const idx_def *d, const uint8_t *key, size_t klen,
-                       double units);
+void tcap_index_charge(void *arg, const idx_def *d, const uint8_t *key, size_t klen, double units);
 
 /* Half units of a read of `bytes` (DynamoDB's 4 KB units, halved when eventually consistent)
  * and of a write of `bytes` (1 KB units; `txn`: doubled). */
@@ -96,7 +98,7 @@ uint64_t tcap_write_half(uint64_t bytes, bool txn);
  * the estimate; tcap_admit decides; tcap_done records what it cost. */
 typedef struct tcap_op {
     struct kura_table *t;
-    const uint8_t *skey;    /* the storage key (hash prefix included); NULL: no single key */
+    const uint8_t *skey; /* the storage key (hash prefix included); NULL: no single key */
     size_t klen;
     bool write;
     bool txn;               /* a transaction's piece (units doubled by the caller) */

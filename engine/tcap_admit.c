@@ -42,8 +42,7 @@ void tcap_op_init(tcap_op *op, kura_table *t, bool write)
 /* Brings tg's throttle state to `cfg` (new, or changed by UpdateTable). c->mu held. */
 void tcap_target_ready(tcap_target *tg, const tcap_cfg *cfg, int64_t now)
 {
-    if (tg->ready && !memcmp(&tg->cfg, cfg, sizeof *cfg))
-        return;
+    if (tg->ready && !memcmp(&tg->cfg, cfg, sizeof *cfg)) return;
     bool was_prov = tg->ready && tg->cfg.provisioned;
     bool was_od = tg->ready && !tg->cfg.provisioned;
     if (cfg->provisioned && was_prov) {
@@ -72,8 +71,7 @@ void tcap_target_ready(tcap_target *tg, const tcap_cfg *cfg, int64_t now)
 /* The buckets of the key hashed `hash` in tg (NULL: no memory: the key is not limited). */
 static thr_key *slot_of(tcap_target *tg, uint64_t hash, int64_t now)
 {
-    if (!tg->slots && !(tg->slots = calloc(TCAP_KEY_SLOTS, sizeof *tg->slots)))
-        return NULL;
+    if (!tg->slots && !(tg->slots = calloc(TCAP_KEY_SLOTS, sizeof *tg->slots))) return NULL;
     hash |= 1; /* 0 marks an empty slot */
     tcap_slot *pick = NULL;
     for (uint32_t i = 0; i < TCAP_PROBE; i++) {
@@ -82,8 +80,7 @@ static thr_key *slot_of(tcap_target *tg, uint64_t hash, int64_t now)
             s->last_ms = now;
             return &s->k;
         }
-        if (!pick || (pick->hash && (!s->hash || s->last_ms < pick->last_ms)))
-            pick = s;
+        if (!pick || (pick->hash && (!s->hash || s->last_ms < pick->last_ms))) pick = s;
     }
     pick->hash = hash;
     pick->last_ms = now;
@@ -96,8 +93,8 @@ static thr_key *slot_of(tcap_target *tg, uint64_t hash, int64_t now)
 typedef struct adm_entry {
     tcap_target *tg;
     bool provisioned;
-    size_t op;                      /* the first request charged here */
-    const uint8_t *enc;             /* the key's encoding (for the throttled-keys count) */
+    size_t op;          /* the first request charged here */
+    const uint8_t *enc; /* the key's encoding (for the throttled-keys count) */
     size_t enc_len;
 } adm_entry;
 
@@ -121,10 +118,8 @@ static void adm_init(adm_list *l)
 
 static void adm_free(adm_list *l)
 {
-    if (l->t != l->it)
-        free(l->t);
-    if (l->e != l->ie)
-        free(l->e);
+    if (l->t != l->it) free(l->t);
+    if (l->e != l->ie) free(l->e);
 }
 
 static bool adm_grow(adm_list *l)
@@ -148,22 +143,18 @@ static bool adm_grow(adm_list *l)
 
 /* Adds `mu` to the entry of (tg, key), making one: the first entry of a target carries its
  * throughput, later ones only their key (decide.h: no bucket in two targets). */
-static bool adm_add(adm_list *l, tcap_target *tg, const char *index_name, thr_key *key,
-                    bool write, int64_t mu, size_t op, const uint8_t *enc, size_t enc_len)
+static bool adm_add(adm_list *l, tcap_target *tg, const char *index_name, thr_key *key, bool write,
+                    int64_t mu, size_t op, const uint8_t *enc, size_t enc_len)
 {
     bool seen = false;
     for (size_t i = 0; i < l->n; i++) {
-        if (l->e[i].tg != tg)
-            continue;
-        if (l->t[i].prov_read || l->t[i].od_read)
-            seen = true;
-        if (l->t[i].key != key)
-            continue;
+        if (l->e[i].tg != tg) continue;
+        if (l->t[i].prov_read || l->t[i].od_read) seen = true;
+        if (l->t[i].key != key) continue;
         *(write ? &l->t[i].write_mu : &l->t[i].read_mu) += mu;
         return true;
     }
-    if (l->n == l->cap && !adm_grow(l))
-        return false;
+    if (l->n == l->cap && !adm_grow(l)) return false;
     thr_target *t = &l->t[l->n];
     memset(t, 0, sizeof *t);
     t->index_name = index_name;
@@ -187,8 +178,7 @@ static bool gsi_key(const tcap_gsi *g, const kura_value *item, kbuf *b)
     b->len = 0;
     for (uint32_t h = 0; h < g->nhash; h++) {
         const kura_value *v = val_map_get(item, g->hash[h], strlen(g->hash[h]));
-        if (!v || v->type != g->type[h] || key_enc_value(v, b) != KURA_OK)
-            return false;
+        if (!v || v->type != g->type[h] || key_enc_value(v, b) != KURA_OK) return false;
     }
     return true;
 }
@@ -212,39 +202,37 @@ static bool adm_op(adm_list *l, tcap_op *op, size_t i, kbuf *gsi_keys)
     }
     op->tg = tg;
     op->key = key;
-    if (!adm_add(l, tg, NULL, key, op->write, mu, i, enc, enc_len))
-        return false;
+    if (!adm_add(l, tg, NULL, key, op->write, mu, i, enc, enc_len)) return false;
     for (uint32_t g = 0; gsi_keys && op->write && op->item && g < c->ngsi; g++) {
         kbuf *b = &gsi_keys[g]; /* this op's key in GSI g: it stays put until the end */
-        tcap_target *gt = gsi_key(&c->gsi[g], op->item, b) ? tcap_target_of_locked(c, c->gsi[g].id, true)
-                                                           : NULL;
-        if (!gt)
-            continue;
+        tcap_target *gt =
+            gsi_key(&c->gsi[g], op->item, b) ? tcap_target_of_locked(c, c->gsi[g].id, true) : NULL;
+        if (!gt) continue;
         tcap_target_ready(gt, &c->gsi[g].cfg, op->now_ms);
         thr_key *gk = slot_of(gt, kura_hash64(b->data, b->len), op->now_ms);
-        if (!adm_add(l, gt, c->gsi[g].name, gk, true, mu, i, b->data, b->len))
-            return false;
+        if (!adm_add(l, gt, c->gsi[g].name, gk, true, mu, i, b->data, b->len)) return false;
     }
     return true;
 }
 
 /* ---- Refusals ----------------------------------------------------------------------------- */
 
-#define MSG_TABLE                                                                              \
-    "The level of configured provisioned throughput for the table was exceeded. Consider "     \
+#define MSG_TABLE                                                                                  \
+    "The level of configured provisioned throughput for the table was exceeded. Consider "         \
     "increasing your provisioning level with the UpdateTable API."
-#define MSG_INDEX                                                                              \
-    "The level of configured provisioned throughput for one or more global secondary indexes " \
-    "of the table was exceeded. Consider increasing your provisioning level for the "          \
+#define MSG_INDEX                                                                                  \
+    "The level of configured provisioned throughput for one or more global secondary indexes "     \
+    "of the table was exceeded. Consider increasing your provisioning level for the "              \
     "under-provisioned global secondary indexes with the UpdateTable API"
-#define MSG_PEAK                                                                               \
-    "Throughput exceeds the current capacity of your table or index. DynamoDB is "             \
-    "automatically scaling your table or index so please try again shortly. If exceptions "    \
-    "persist, check if you have a hot partition: "                                             \
-    "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html"
+#define MSG_PEAK                                                                                   \
+    "Throughput exceeds the current capacity of your table or index. DynamoDB is "                 \
+    "automatically scaling your table or index so please try again shortly. If exceptions "        \
+    "persist, check if you have a hot partition: "                                                 \
+    "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/"                            \
+    "bp-partition-key-design.html"
 #define MSG_MAX "Throughput exceeds the maximum OnDemandThroughput configured on table or index"
-#define MSG_GSI_PEAK                                                                           \
-    "Throughput exceeds the current capacity for one or more global secondary indexes. "       \
+#define MSG_GSI_PEAK                                                                               \
+    "Throughput exceeds the current capacity for one or more global secondary indexes. "           \
     "DynamoDB is automatically scaling your index so please try again shortly."
 
 static kura_status refusal(const thr_verdict *v, bool provisioned)
@@ -274,13 +262,10 @@ static size_t refused_entry(const adm_list *l, const thr_verdict *v, int64_t now
         const thr_target *t = &l->t[i];
         bool same = t->index_name == v->index_name ||
                     (t->index_name && v->index_name && !strcmp(t->index_name, v->index_name));
-        if (!same)
-            continue;
-        if (!any)
-            first = i;
+        if (!same) continue;
+        if (!any) first = i;
         any = true;
-        if (v->refusal != THR_REFUSED_KEY || !t->key)
-            continue;
+        if (v->refusal != THR_REFUSED_KEY || !t->key) continue;
         if (!thr_bucket_fits(v->write ? &t->key->write : &t->key->read,
                              v->write ? t->write_mu : t->read_mu, now))
             return i;
@@ -292,45 +277,37 @@ static size_t refused_entry(const adm_list *l, const thr_verdict *v, int64_t now
 static void count_refusal(const adm_entry *e, bool write, int64_t now)
 {
     heat_window_add(&e->tg->throttled, now, write ? 0 : 1, write ? 1 : 0);
-    if (!e->enc)
-        return;
-    heat_acc *thr = tcap_acc(&e->tg->thr);
-    if (thr)
-        heat_acc_record(thr, e->enc, e->enc_len, now, write ? 0 : 1, write ? 1 : 0);
+    if (!e->enc) return;
+    heat_acc *thr = tcap_acc(&e->tg->thr, false);
+    if (thr) heat_acc_record(thr, e->enc, e->enc_len, now, write ? 0 : 1, write ? 1 : 0);
 }
 
 /* ---- Admission ------------------------------------------------------------------------------ */
 
 static int cmp_tcap(const void *a, const void *b)
 {
-    uintptr_t x = (uintptr_t)*(tcap *const *)a, y = (uintptr_t)*(tcap *const *)b;
+    uintptr_t x = (uintptr_t) * (tcap *const *)a, y = (uintptr_t) * (tcap *const *)b;
     return x < y ? -1 : x > y;
 }
 
 kura_status tcap_admit_all(tcap_op *ops, size_t n, size_t *which_out)
 {
-    if (which_out)
-        *which_out = 0;
-    if (!n || !ops[0].t->cap)
-        return KURA_OK;
+    if (which_out) *which_out = 0;
+    if (!n || !ops[0].t->cap) return KURA_OK;
     int64_t now = tcap_now(ops[0].t->cap);
     for (size_t i = 0; i < n; i++)
         ops[i].now_ms = now;
-    if (!tcap_throttling(ops[0].t->cap))
-        return KURA_OK;
+    if (!tcap_throttling(ops[0].t->cap)) return KURA_OK;
     /* the tables' locks in address order (a transaction may span tables) */
     tcap *stack_locks[8];
     tcap **locks = n <= 8 ? stack_locks : malloc(n * sizeof *locks);
-    if (!locks)
-        return kura_err(KURA_E_NOMEM, "out of memory");
+    if (!locks) return kura_err(KURA_E_NOMEM, "out of memory");
     size_t nl = 0;
     for (size_t i = 0; i < n; i++)
         locks[nl++] = ops[i].t->cap;
-    if (nl > 1)
-        qsort(locks, nl, sizeof *locks, cmp_tcap);
+    if (nl > 1) qsort(locks, nl, sizeof *locks, cmp_tcap);
     for (size_t i = 0; i < nl; i++)
-        if (!i || locks[i] != locks[i - 1])
-            kmutex_lock(&locks[i]->mu);
+        if (!i || locks[i] != locks[i - 1]) kmutex_lock(&locks[i]->mu);
     /* the new items' GSI keys, kept until the decision (only when a table has GSIs) */
     bool gsis = false;
     for (size_t i = 0; i < n; i++)
@@ -343,25 +320,21 @@ kura_status tcap_admit_all(tcap_op *ops, size_t n, size_t *which_out)
         if (!adm_op(&l, &ops[i], i, gsi_keys ? &gsi_keys[i * IDX_MAX_GSI] : NULL))
             s = kura_err(KURA_E_NOMEM, "out of memory");
     thr_verdict v = {0};
-    if (s == KURA_OK)
-        thr_decide(l.t, l.n, now, &v);
+    if (s == KURA_OK) thr_decide(l.t, l.n, now, &v);
     if (s == KURA_OK && v.refusal != THR_ADMITTED) {
         size_t e = refused_entry(&l, &v, now);
         count_refusal(&l.e[e], v.write, now);
-        if (which_out)
-            *which_out = l.e[e].op;
+        if (which_out) *which_out = l.e[e].op;
         s = refusal(&v, l.e[e].provisioned);
     }
     for (size_t i = 0; i < n; i++)
         ops[i].admitted = s == KURA_OK;
     for (size_t i = nl; i-- > 0;)
-        if (!i || locks[i] != locks[i - 1])
-            kmutex_unlock(&locks[i]->mu);
+        if (!i || locks[i] != locks[i - 1]) kmutex_unlock(&locks[i]->mu);
     for (size_t i = 0; gsi_keys && i < (size_t)n * IDX_MAX_GSI; i++)
         kbuf_free(&gsi_keys[i]);
     free(gsi_keys);
-    if (locks != stack_locks)
-        free(locks);
+    if (locks != stack_locks) free(locks);
     adm_free(&l);
     return s;
 }
@@ -370,8 +343,7 @@ kura_status tcap_admit(tcap_op *op)
 {
     tcap *c = op->t->cap;
     if (c && !tcap_throttling(c)) {
-        if (!c->off)
-            op->now_ms = tcap_now(c);
+        if (!c->off) op->now_ms = tcap_now(c);
         return KURA_OK;
     }
     return tcap_admit_all(op, 1, NULL);
@@ -380,19 +352,16 @@ kura_status tcap_admit(tcap_op *op)
 void tcap_done(tcap_op *op, uint64_t half, bool ok)
 {
     tcap *c = op->t->cap;
-    if (!c || !ok || c->off)
-        return;
+    if (!c || !ok || c->off) return;
     if (!op->now_ms) /* a request that failed before its admission (a condition) */
         op->now_ms = tcap_now(c);
     const uint8_t *enc = op->skey && op->klen > 8 ? op->skey + 8 : NULL;
     size_t len = enc ? op->klen - 8 : 0;
-    size_t pk_len = enc && op->t->ks.sk_name
-                        ? tcap_prefix_len(enc, len, &op->t->ks.pk_type, 1)
-                        : len;
-    tcap_record(c, 0, enc ? enc : (const uint8_t *)"", pk_len, len, op->write ? 0 : half,
-                op->write ? half : 0, op->now_ms);
-    if (!op->admitted || half <= op->est_half || !op->tg)
-        return;
+    size_t pk_len =
+        enc && op->t->ks.sk_name ? tcap_prefix_len(enc, len, &op->t->ks.pk_type, 1) : len;
+    tcap_record(c, 0, op->t->ks.sk_name != NULL, enc ? enc : (const uint8_t *)"", pk_len, len,
+                op->write ? 0 : half, op->write ? half : 0, op->now_ms);
+    if (!op->admitted || half <= op->est_half || !op->tg) return;
     int64_t extra = (int64_t)(half - op->est_half) * HALF_MU;
     thr_target t = {.key = op->key};
     *(op->write ? &t.write_mu : &t.read_mu) = extra;
@@ -410,10 +379,8 @@ void tcap_done(tcap_op *op, uint64_t half, bool ok)
 
 const char *tcap_error_type(kura_status s)
 {
-    if (s == KURA_E_THROUGHPUT_EXCEEDED)
-        return "ProvisionedThroughputExceededException";
-    if (s == KURA_E_THROTTLED)
-        return "ThrottlingException";
+    if (s == KURA_E_THROUGHPUT_EXCEEDED) return "ProvisionedThroughputExceededException";
+    if (s == KURA_E_THROTTLED) return "ThrottlingException";
     return NULL;
 }
 
@@ -428,8 +395,7 @@ static void utc_words(int64_t ms, char *buf, size_t cap)
 
 kura_status tcap_decrease(tcap *c, uint32_t index_id)
 {
-    if (!c || !tcap_throttling(c))
-        return KURA_OK;
+    if (!c || !tcap_throttling(c)) return KURA_OK;
     int64_t now = tcap_now(c);
     kura_status s = KURA_OK;
     kmutex_lock(&c->mu);

@@ -26,20 +26,20 @@ typedef struct tcap_slot {
 /* The throughput settings the throttle follows, per target (copied by tcap_configure). */
 typedef struct tcap_cfg {
     bool provisioned;
-    int64_t rcu, wcu;             /* PROVISIONED */
-    int64_t od_read, od_write;    /* OnDemandThroughput maxima (<= 0: none) */
+    int64_t rcu, wcu;              /* PROVISIONED */
+    int64_t od_read, od_write;     /* OnDemandThroughput maxima (<= 0: none) */
     int64_t warm_read, warm_write; /* WarmThroughput asked for (0: the defaults) */
 } tcap_cfg;
 
 typedef struct tcap_target {
-    _Atomic uint32_t index_id; /* 0: the table; TCAP_FREE: unused */
-    _Atomic(heat_acc *) keys, items, thr;
+    _Atomic uint32_t index_id;     /* 0: the table; TCAP_FREE: unused */
+    _Atomic(heat_acc *) keys, thr; /* keys: partition keys and items (heat_config.pair) */
     /* under tcap.mu */
-    bool ready;        /* the throttle state below follows cfg */
+    bool ready; /* the throttle state below follows cfg */
     tcap_cfg cfg;
     thr_bucket prov_rd, prov_wr;
     thr_ondemand od_rd, od_wr;
-    tcap_slot *slots;  /* TCAP_KEY_SLOTS, allocated at the first admission */
+    tcap_slot *slots;      /* TCAP_KEY_SLOTS, allocated at the first admission */
     heat_window throttled; /* refused requests per second: rd reads, wr writes (counts) */
     thr_decrease dec;      /* UpdateTable's decreases of its provisioned throughput */
     bool dec_ready;
@@ -76,7 +76,8 @@ tcap_target *tcap_target_of_locked(tcap *c, uint32_t index_id, bool create); /* 
  * throughput: the new rate counts from the change on). c->mu held. */
 void tcap_target_ready(tcap_target *tg, const tcap_cfg *cfg, int64_t now);
 
-/* A heat accumulator of the tcap's size in *slot, allocated when empty (NULL: no memory). */
-heat_acc *tcap_acc(_Atomic(heat_acc *) *slot);
+/* A heat accumulator of the tcap's size in *slot (`pair`: with the items' second sketch),
+ * allocated when empty (NULL: no memory). */
+heat_acc *tcap_acc(_Atomic(heat_acc *) *slot, bool pair);
 
 #endif

@@ -51,8 +51,7 @@ typedef struct rep_table {
 
 static void copy_index(rep_table *r, const kura_table *t, const idx_def *d, int pos)
 {
-    if (r->n >= TCAP_TARGETS || d->status == IDX_DELETING || d->status == IDX_DELETED)
-        return;
+    if (r->n >= TCAP_TARGETS || d->status == IDX_DELETING || d->status == IDX_DELETED) return;
     rep_target *o = &r->tg[r->n++];
     o->insights = table_insights_enabled(t, pos, &o->insights_throttled);
     o->id = d->id;
@@ -133,8 +132,7 @@ static void gen_key(yajl_gen g, const rep_target *o, uint32_t n, const uint8_t *
 {
     size_t off = 0;
     *cut_out = false;
-    if (words)
-        words[0] = '\0';
+    if (words) words[0] = '\0';
     G_STR(g, "key");
     yajl_gen_map_open(g);
     for (uint32_t i = 0; i < n; i++) {
@@ -175,7 +173,7 @@ typedef struct rep_ctx {
     yajl_gen g;
     int64_t now;
     uint32_t win;
-    uint64_t coll_limit; /* the item collection size limit (kura_options; 10 GB) */
+    uint64_t coll_limit;           /* the item collection size limit (kura_options; 10 GB) */
     char label[TCAP_NAME_MAX + 8]; /* "Table T", "GSI StatusIndex" */
     struct verdicts {
         char text[4][512];
@@ -211,11 +209,13 @@ static bool same_key(const heat_entry *a, const heat_entry *b)
     return a->key_len == b->key_len && !memcmp(a->key, b->key, la);
 }
 
-static void keys_collect(rep_keys *k, heat_acc *acc, int64_t now, uint32_t win)
+static void keys_collect(rep_keys *k, heat_acc *acc, int64_t now, uint32_t win, bool items)
 {
     memset(k, 0, sizeof *k);
-    if (!acc || heat_acc_top(acc, now, win, HEAT_WRITE, TOP_N, &k->w) != KURA_OK ||
-        heat_acc_top(acc, now, win, HEAT_READ, TOP_N, &k->r) != KURA_OK)
+    kura_status (*top)(heat_acc *, int64_t, uint32_t, heat_kind, size_t, heat_top *) =
+        items ? heat_acc_top_second : heat_acc_top;
+    if (!acc || top(acc, now, win, HEAT_WRITE, TOP_N, &k->w) != KURA_OK ||
+        top(acc, now, win, HEAT_READ, TOP_N, &k->r) != KURA_OK)
         return;
     const heat_top *lists[2] = {&k->w, &k->r};
     for (int l = 0; l < 2; l++)
@@ -224,8 +224,7 @@ static void keys_collect(rep_keys *k, heat_acc *acc, int64_t now, uint32_t win)
             bool dup = e->key_len == 0;
             for (size_t j = 0; j < k->n && !dup; j++)
                 dup = same_key(k->e[j], e);
-            if (!dup)
-                k->e[k->n++] = e;
+            if (!dup) k->e[k->n++] = e;
         }
     for (size_t i = 1; i < k->n; i++) /* insertion sort by share: at most 20 */
         for (size_t j = i; j > 0 && share(k->e[j], win) > share(k->e[j - 1], win); j--) {
@@ -233,8 +232,7 @@ static void keys_collect(rep_keys *k, heat_acc *acc, int64_t now, uint32_t win)
             k->e[j] = k->e[j - 1];
             k->e[j - 1] = x;
         }
-    if (k->n > TOP_N)
-        k->n = TOP_N;
+    if (k->n > TOP_N) k->n = TOP_N;
 }
 
 static void keys_free(rep_keys *k)
@@ -247,16 +245,14 @@ static void keys_free(rep_keys *k)
 static uint64_t throttled_of(const rep_keys *thr, const heat_entry *e)
 {
     for (size_t i = 0; i < thr->n; i++)
-        if (same_key(thr->e[i], e))
-            return thr->e[i]->rd + thr->e[i]->wr;
+        if (same_key(thr->e[i], e)) return thr->e[i]->rd + thr->e[i]->wr;
     return 0;
 }
 
 static void verdict_add(rep_ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void verdict_add(rep_ctx *x, const char *fmt, ...)
 {
-    if (x->v.n >= 4)
-        return;
+    if (x->v.n >= 4) return;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(x->v.text[x->v.n++], sizeof x->v.text[0], fmt, ap);
@@ -269,8 +265,7 @@ static const char *grouped(unsigned long long n, char *buf, size_t cap)
     char d[32];
     int len = snprintf(d, sizeof d, "%llu", n), o = 0;
     for (int i = 0; i < len && (size_t)o + 2 < cap; i++) {
-        if (i && (len - i) % 3 == 0)
-            buf[o++] = ',';
+        if (i && (len - i) % 3 == 0) buf[o++] = ',';
         buf[o++] = d[i];
     }
     buf[o] = '\0';
@@ -316,8 +311,9 @@ static void gen_entries(rep_ctx *x, const char *member, const rep_keys *k, const
         double sh = peak_share(e, &wside);
         if (verdicts && (sh >= 0.5 || refused)) {
             char n1[32];
-            verdict_add(x, "%s: key %s takes %.0f%% of its partition's %s limit in its busiest "
-                           "second; %s %s throttled in the last %s",
+            verdict_add(x,
+                        "%s: key %s takes %.0f%% of its partition's %s limit in its busiest "
+                        "second; %s %s throttled in the last %s",
                         x->label, words, sh * 100, wside ? "write" : "read",
                         grouped(refused, n1, sizeof n1), wside ? "writes" : "reads",
                         x->win == 60 ? "minute" : "window");
@@ -346,8 +342,7 @@ static void gen_timeline(rep_ctx *x, tcap *c, tcap_target *tg, const rep_target 
     uint64_t sum_r[HEAT_WINDOW_S + 1] = {0}, sum_w[HEAT_WINDOW_S + 1] = {0};
     uint64_t sum_tr[HEAT_WINDOW_S + 1] = {0}, sum_tw[HEAT_WINDOW_S + 1] = {0};
     for (uint32_t s = 1; s <= x->win; s++) {
-        if (acc)
-            heat_acc_total(acc, x->now, s, &sum_r[s], &sum_w[s]);
+        if (acc) heat_acc_total(acc, x->now, s, &sum_r[s], &sum_w[s]);
         heat_window_sum(&thr, x->now, s, &sum_tr[s], &sum_tw[s]);
     }
     int64_t now_s = x->now / 1000;
@@ -408,16 +403,16 @@ static void gen_collections(rep_ctx *x, const rep_table *r, const rep_target *o)
     for (size_t i = 0; i < n; i++) {
         bool cut;
         char words[96];
-        if (cs[i].klen <= 8)
-            continue;
+        if (cs[i].klen <= 8) continue;
         yajl_gen_map_open(g);
         gen_key(g, o, o->npk, cs[i].key + 8, cs[i].klen - 8, &cut, words, sizeof words);
         gen_int(g, "size_bytes", (long long)cs[i].size);
         gen_num(g, "limit_share", (double)cs[i].size / (double)x->coll_limit);
         yajl_gen_map_close(g);
         if ((double)cs[i].size >= 0.8 * (double)x->coll_limit)
-            verdict_add(x, "%s: the item collection of key %s holds %.0f%% of the %llu-byte "
-                           "item collection size limit",
+            verdict_add(x,
+                        "%s: the item collection of key %s holds %.0f%% of the %llu-byte "
+                        "item collection size limit",
                         x->label, words, 100.0 * (double)cs[i].size / (double)x->coll_limit,
                         (unsigned long long)x->coll_limit);
     }
@@ -431,7 +426,9 @@ static void gen_target(rep_ctx *x, const rep_table *r, const rep_target *o, bool
     tcap *c = r->t->cap;
     tcap_target *tg = c ? tcap_target_of(c, o->id, false) : NULL;
     snprintf(x->label, sizeof x->label, "%s %s",
-             !strcmp(o->kind, "table") ? "Table" : !strcmp(o->kind, "gsi") ? "GSI" : "LSI",
+             !strcmp(o->kind, "table") ? "Table"
+             : !strcmp(o->kind, "gsi") ? "GSI"
+                                       : "LSI",
              o->id ? o->name : r->name);
     memset(&x->v, 0, sizeof x->v);
     (void)throttle;
@@ -468,9 +465,9 @@ static void gen_target(rep_ctx *x, const rep_table *r, const rep_target *o, bool
         yajl_gen_null(g);
     }
     rep_keys keys, items, thr;
-    keys_collect(&keys, tg ? atomic_load(&tg->keys) : NULL, x->now, x->win);
-    keys_collect(&items, tg ? atomic_load(&tg->items) : NULL, x->now, x->win);
-    keys_collect(&thr, tg ? atomic_load(&tg->thr) : NULL, x->now, x->win);
+    keys_collect(&keys, tg ? atomic_load(&tg->keys) : NULL, x->now, x->win, false);
+    keys_collect(&items, tg ? atomic_load(&tg->keys) : NULL, x->now, x->win, true);
+    keys_collect(&thr, tg ? atomic_load(&tg->thr) : NULL, x->now, x->win, false);
     gen_entries(x, "hot_keys", &keys, &thr, o, o->npk, true);
     gen_entries(x, "hot_items", o->nkey > o->npk ? &items : &(rep_keys){0}, &thr, o, o->nkey,
                 false);
@@ -480,8 +477,7 @@ static void gen_target(rep_ctx *x, const rep_table *r, const rep_target *o, bool
         bool cut;
         yajl_gen_map_open(g);
         gen_key(g, o, o->npk, thr.e[i]->key,
-                thr.e[i]->key_len < TCAP_KEY_MAX ? thr.e[i]->key_len : TCAP_KEY_MAX, &cut, NULL,
-                0);
+                thr.e[i]->key_len < TCAP_KEY_MAX ? thr.e[i]->key_len : TCAP_KEY_MAX, &cut, NULL, 0);
         gen_int(g, "throttled", (long long)(thr.e[i]->rd + thr.e[i]->wr));
         yajl_gen_map_close(g);
     }
@@ -509,14 +505,12 @@ static kura_status tables_take(kura_db *db, const char *name, rep_table **out, s
     rep_table *r = calloc(db->ntables ? db->ntables : 1, sizeof *r);
     for (size_t i = 0; r && i < db->ntables; i++) {
         kura_table *t = db->tables[i];
-        if (name && strcmp(t->name, name))
-            continue;
+        if (name && strcmp(t->name, name)) continue;
         t->refs++;
         copy_table(&r[n++], t);
     }
     kmutex_unlock(&db->tables_mu);
-    if (!r)
-        return kura_err(KURA_E_NOMEM, "out of memory");
+    if (!r) return kura_err(KURA_E_NOMEM, "out of memory");
     *out = r;
     *n_out = n;
     return KURA_OK;
@@ -530,13 +524,11 @@ static int cmp_name(const void *a, const void *b)
 kura_status kura_heat_report(kura_db *db, const char *table, uint32_t window_s, char **json_out)
 {
     uint32_t win = window_s ? window_s : HEAT_WINDOW_S;
-    if (win > HEAT_WINDOW_S)
-        win = HEAT_WINDOW_S;
+    if (win > HEAT_WINDOW_S) win = HEAT_WINDOW_S;
     rep_table *r = NULL;
     size_t n = 0;
     kura_status s = tables_take(db, table, &r, &n);
-    if (s != KURA_OK)
-        return s;
+    if (s != KURA_OK) return s;
     if (table && n == 0) {
         free(r);
         return kura_err(KURA_E_RESOURCE_NOT_FOUND,
@@ -544,7 +536,8 @@ kura_status kura_heat_report(kura_db *db, const char *table, uint32_t window_s, 
     }
     qsort(r, n, sizeof *r, cmp_name);
     yajl_gen g = yajl_gen_alloc(NULL);
-    rep_ctx x = {.g = g, .win = win,
+    rep_ctx x = {.g = g,
+                 .win = win,
                  .coll_limit = db->opts.item_collection_limit_bytes
                                    ? db->opts.item_collection_limit_bytes
                                    : 10737418240ull};
@@ -587,8 +580,7 @@ kura_status kura_heat_report(kura_db *db, const char *table, uint32_t window_s, 
     for (size_t i = 0; i < n; i++)
         table_release(r[i].t);
     free(r);
-    if (!out)
-        return kura_err(KURA_E_NOMEM, "out of memory");
+    if (!out) return kura_err(KURA_E_NOMEM, "out of memory");
     *json_out = out;
     return KURA_OK;
 }

@@ -156,6 +156,40 @@ static double bench(int threads, long n, long nkeys, uint32_t stripes)
     return ns;
 }
 
+/* heat_acc_record_pair: partition keys in the first sketches, their items in the second, the
+ * units counted once in the totals. */
+static void test_pair(void **state)
+{
+    (void)state;
+    heat_config cfg = {.k = 64, .stripes = 4, .key_max = 64, .pair = true};
+    heat_acc *acc;
+    assert_int_equal(heat_acc_open(&cfg, &acc), KURA_OK);
+    int64_t now = 1000000;
+    for (int i = 0; i < 30; i++) /* A|1 x 20, A|2 x 10: A 30; B|1 x 5 */
+        heat_acc_record_pair(acc, i < 20 ? "A|1" : "A|2", 1, 3, now, 0, 2);
+    for (int i = 0; i < 5; i++)
+        heat_acc_record_pair(acc, "B|1", 1, 3, now, 0, 2);
+    heat_acc_record_pair(acc, "C", 1, 1, now, 0, 2); /* no second key */
+    uint64_t rd, wr;
+    heat_acc_total(acc, now, 60, &rd, &wr);
+    assert_int_equal(wr, 72);
+    heat_top top;
+    assert_int_equal(heat_acc_top(acc, now, 60, HEAT_WRITE, 10, &top), KURA_OK);
+    assert_int_equal(top.n, 3);
+    assert_memory_equal(top.e[0].key, "A", 1);
+    assert_int_equal(top.e[0].wr, 60);
+    heat_top_free(&top);
+    assert_int_equal(heat_acc_top_second(acc, now, 60, HEAT_WRITE, 10, &top), KURA_OK);
+    assert_int_equal(top.n, 3);
+    assert_int_equal(top.e[0].key_len, 3);
+    assert_memory_equal(top.e[0].key, "A|1", 3);
+    assert_int_equal(top.e[0].wr, 40);
+    assert_memory_equal(top.e[1].key, "A|2", 3);
+    assert_memory_equal(top.e[2].key, "B|1", 3);
+    heat_top_free(&top);
+    heat_acc_close(acc);
+}
+
 static void test_bench(void **state)
 {
     (void)state;
@@ -171,6 +205,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_concurrent_exact),
+        cmocka_unit_test(test_pair),
         cmocka_unit_test(test_bench),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

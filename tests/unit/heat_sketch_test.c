@@ -23,10 +23,10 @@ static size_t key_of(uint32_t i, char *buf)
     return (size_t)snprintf(buf, 32, "key-%u", i);
 }
 
-/* Weighted records over NKEYS keys with a skewed distribution, against exact totals. */
-static void test_guarantees(void **state)
+/* Weighted records over NKEYS keys with a skewed distribution, against exact totals; with
+ * `filter`, through an admission filter (filtered space-saving, heat_sketch_set_filter). */
+static void guarantees(bool filter)
 {
-    (void)state;
     enum { NKEYS = 5000, K = 64, RECORDS = 200000 };
     uint64_t *truth = calloc(NKEYS, sizeof(uint64_t));
     uint64_t *recent = calloc(NKEYS, sizeof(uint64_t)); /* units of the last 10 seconds */
@@ -34,6 +34,8 @@ static void test_guarantees(void **state)
     assert_non_null(recent);
     heat_sketch s;
     assert_int_equal(heat_sketch_init(&s, K, 64), KURA_OK);
+    if (filter)
+        assert_int_equal(heat_sketch_set_filter(&s, 1024), KURA_OK);
     uint64_t seed = test_seed(), n = 0;
     int64_t now = 0;
     char buf[32];
@@ -73,9 +75,23 @@ static void test_guarantees(void **state)
         }
     }
     assert_true(above >= 10); /* the test exercises the guarantee on several keys */
+    if (filter) /* it kept records out of the counters */
+        assert_true(s.filtered > 0);
     heat_sketch_free(&s);
     free(truth);
     free(recent);
+}
+
+static void test_guarantees(void **state)
+{
+    (void)state;
+    guarantees(false);
+}
+
+static void test_guarantees_filtered(void **state)
+{
+    (void)state;
+    guarantees(true);
 }
 
 /* A late record of a new key takes the counter of a key with units in a later second: the
@@ -222,6 +238,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_guarantees),
+        cmocka_unit_test(test_guarantees_filtered),
         cmocka_unit_test(test_late_eviction),
         cmocka_unit_test(test_hot_among_cold),
         cmocka_unit_test(test_long_keys),
