@@ -23,11 +23,7 @@ tcap *tcap_new(void)
     tcap *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     kmutex_init(&c->mu);
-    for (int i = 0; i < TCAP_TARGETS; i++) {
-        atomic_init(&c->tg[i].index_id, TCAP_FREE);
-        heat_window_init(&c->tg[i].throttled);
-    }
-    atomic_init(&c->tg[0].index_id, 0);
+    for (int i = 0; i < TCAP_TARGETS; i++) atomic_init(&c->tg[i], NULL);
     return c;
 }
 
@@ -35,10 +31,14 @@ void tcap_free(tcap *c)
 {
     if (!c) return;
     for (int i = 0; i < TCAP_TARGETS; i++) {
-        heat_acc_close(atomic_load(&c->tg[i].keys));
-        heat_acc_close(atomic_load(&c->tg[i].thr));
-        free(c->tg[i].slots);
+        tcap_target *tg = atomic_load(&c->tg[i]);
+        if (!tg) continue;
+        heat_acc_close(atomic_load(&tg->keys));
+        heat_acc_close(atomic_load(&tg->thr));
+        free(tg->slots);
+        free(tg);
     }
+    free(c->gsi);
     kmutex_destroy(&c->mu);
     free(c);
 }
@@ -89,7 +89,9 @@ void tcap_configure(const kura_table *t)
     kmutex_lock(&c->mu);
     cfg_of_table(t, &c->cfg);
     c->ngsi = 0;
-    for (uint32_t i = 0; i < t->ngsi && c->ngsi < IDX_MAX_GSI; i++) {
+    tcap_gsi *gsi = t->ngsi ? realloc(c->gsi, t->ngsi * sizeof *gsi) : c->gsi;
+    if (gsi) c->gsi = gsi; /* out of memory: its GSIs are not throttled (nothing else) */
+    for (uint32_t i = 0; gsi && i < t->ngsi && c->ngsi < IDX_MAX_GSI; i++) {
         const idx_def *d = &t->gsi[i];
         if (d->status == IDX_DELETING || d->status == IDX_DELETED) continue;
         tcap_gsi *g = &c->gsi[c->ngsi++];
@@ -112,7 +114,8 @@ void tcap_configure(const kura_table *t)
     /* throttle states already made follow the change from now on (a raised throughput
      * serves at its new rate from the UpdateTable, not from the next request) */
     int64_t now = tcap_now(c);
-    if (c->tg[0].ready) tcap_target_ready(&c->tg[0], &c->cfg, now);
+    tcap_target *table = tcap_target_of_locked(c, 0, false);
+    if (table && table->ready) tcap_target_ready(table, &c->cfg, now);
     for (uint32_t i = 0; i < c->ngsi; i++) {
         tcap_target *tg = tcap_target_of_locked(c, c->gsi[i].id, false);
         if (tg && tg->ready) tcap_target_ready(tg, &c->gsi[i].cfg, now);
@@ -122,24 +125,31 @@ void tcap_configure(const kura_table *t)
 
 /* ---- Targets ---------------------------------------------------------------------------- */
 
-/* The target of index_id, claiming a free slot for it when `create`; c->mu held. */
+/* The target of index_id, made when `create`; c->mu held. */
 tcap_target *tcap_target_of_locked(tcap *c, uint32_t index_id, bool create)
 {
-    for (int i = 0; i < TCAP_TARGETS; i++)
-        if (atomic_load(&c->tg[i].index_id) == index_id) return &c->tg[i];
-    for (int i = 0; i < TCAP_TARGETS && create; i++)
-        if (atomic_load(&c->tg[i].index_id) == TCAP_FREE) {
-            atomic_store_explicit(&c->tg[i].index_id, index_id, memory_order_release);
-            return &c->tg[i];
-        }
+    for (int i = 0; i < TCAP_TARGETS; i++) {
+        tcap_target *tg = atomic_load_explicit(&c->tg[i], memory_order_acquire);
+        if (tg && tg->index_id == index_id) return tg;
+    }
+    for (int i = 0; i < TCAP_TARGETS && create; i++) {
+        if (atomic_load(&c->tg[i])) continue;
+        tcap_target *tg = calloc(1, sizeof *tg);
+        if (!tg) return NULL; /* not accounted: nothing else */
+        tg->index_id = index_id;
+        heat_window_init(&tg->throttled);
+        atomic_store_explicit(&c->tg[i], tg, memory_order_release);
+        return tg;
+    }
     return NULL;
 }
 
 tcap_target *tcap_target_of(tcap *c, uint32_t index_id, bool create)
 {
-    for (int i = 0; i < TCAP_TARGETS; i++)
-        if (atomic_load_explicit(&c->tg[i].index_id, memory_order_acquire) == index_id)
-            return &c->tg[i];
+    for (int i = 0; i < TCAP_TARGETS; i++) {
+        tcap_target *tg = atomic_load_explicit(&c->tg[i], memory_order_acquire);
+        if (tg && tg->index_id == index_id) return tg;
+    }
     if (!create) return NULL;
     kmutex_lock(&c->mu);
     tcap_target *found = tcap_target_of_locked(c, index_id, true);
@@ -229,12 +239,17 @@ void tcap_index_charge(void *arg, const idx_def *d, const uint8_t *key, size_t k
 
 size_t tcap_bytes(tcap *c)
 {
-    size_t n = sizeof *c;
+    kmutex_lock(&c->mu);
+    size_t n = sizeof *c + c->ngsi * sizeof *c->gsi;
     for (int i = 0; i < TCAP_TARGETS; i++) {
-        heat_acc *a[2] = {atomic_load(&c->tg[i].keys), atomic_load(&c->tg[i].thr)};
+        tcap_target *tg = atomic_load(&c->tg[i]);
+        if (!tg) continue;
+        heat_acc *a[2] = {atomic_load(&tg->keys), atomic_load(&tg->thr)};
+        n += sizeof *tg;
         for (int j = 0; j < 2; j++)
             n += a[j] ? heat_acc_bytes(a[j]) : 0;
-        n += c->tg[i].slots ? TCAP_KEY_SLOTS * sizeof(tcap_slot) : 0;
+        n += tg->slots ? TCAP_KEY_SLOTS * sizeof(tcap_slot) : 0;
     }
+    kmutex_unlock(&c->mu);
     return n;
 }

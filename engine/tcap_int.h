@@ -14,7 +14,6 @@
 #include "util/thread.h"
 
 enum { TCAP_TARGETS = 1 + IDX_MAX_LSI + IDX_MAX_GSI, TCAP_NAME_MAX = 256 };
-#define TCAP_FREE UINT32_MAX /* a target slot no index has claimed */
 
 /* One partition-key value's own buckets (3,000 RCU / 1,000 WCU a second). */
 typedef struct tcap_slot {
@@ -32,7 +31,7 @@ typedef struct tcap_cfg {
 } tcap_cfg;
 
 typedef struct tcap_target {
-    _Atomic uint32_t index_id;     /* 0: the table; TCAP_FREE: unused */
+    uint32_t index_id;             /* 0: the table; set before the target is published */
     _Atomic(heat_acc *) keys, thr; /* keys: partition keys and items (heat_config.pair) */
     /* under tcap.mu */
     bool ready; /* the throttle state below follows cfg */
@@ -61,11 +60,13 @@ struct tcap {
     bool off; /* kura_options.capacity_accounting_off (never with throttle) */
     int64_t (*clock)(void *arg);
     void *clock_arg;
-    tcap_target tg[TCAP_TARGETS];
+    /* made at a target's first use (a table nobody uses costs the struct alone), published
+     * with a release store and never freed before the tcap */
+    _Atomic(tcap_target *) tg[TCAP_TARGETS];
     /* under mu: the table's settings and its ACTIVE (or backfilling) GSIs */
     tcap_cfg cfg;
     uint32_t ngsi;
-    tcap_gsi gsi[IDX_MAX_GSI];
+    tcap_gsi *gsi; /* ngsi of them (malloc'ed by tcap_configure) */
 };
 
 /* The target of `index_id`; with `create`, claimed if new (NULL when every slot is taken). */
