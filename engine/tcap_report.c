@@ -189,10 +189,12 @@ typedef struct rep_keys {
     size_t n;
 } rep_keys;
 
+/* A key's rank: its busiest second against the key limits, then its window's units. */
 static double share(const heat_entry *e, uint32_t win)
 {
-    double r = heat_rate(e->rd, win) / 3000.0, w = heat_rate(e->wr, win) / 1000.0;
-    return r > w ? r : w;
+    double r = heat_rate(e->peak_rd, 1) / 3000.0, w = heat_rate(e->peak_wr, 1) / 1000.0;
+    double avg = heat_rate(e->rd, win) / 3000.0 + heat_rate(e->wr, win) / 1000.0;
+    return (r > w ? r : w) + avg * 1e-6;
 }
 
 /* The key's busiest second against the key limits (what throttles is a second's units). */
@@ -293,8 +295,9 @@ static void gen_entries(rep_ctx *x, const char *member, const rep_keys *k, const
         }
         gen_num(g, "read", rd);
         gen_num(g, "write", wr);
-        gen_num(g, "read_share", rd / 3000.0);
-        gen_num(g, "write_share", wr / 1000.0);
+        /* against the per-second limits: the key's busiest second (what a limit refuses) */
+        gen_num(g, "read_share", heat_rate(e->peak_rd, 1) / 3000.0);
+        gen_num(g, "write_share", heat_rate(e->peak_wr, 1) / 1000.0);
         G_STR(g, "provisioned_share");
         double pr = o->provisioned && o->rcu ? rd / (double)o->rcu : 0;
         double pw = o->provisioned && o->wcu ? wr / (double)o->wcu : 0;

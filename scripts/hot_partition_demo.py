@@ -167,9 +167,9 @@ def show_design(ddb, endpoint, label, what, d, n):
         print("    hottest keys (of the 1,000 WCU/s a key may take):")
         for k in keys:
             print("      %-36s %6.1f WCU/s averaged over %d s (%.0f%% of its partition's "
-                  "write limit), %d throttled" % (key_words(k["key"]), k["write"],
-                                                   rep["window_seconds"],
-                                                   100 * k["write_share"], k["throttled"]))
+                  "write limit in its busiest second), %d throttled"
+                  % (key_words(k["key"]), k["write"], rep["window_seconds"],
+                     100 * k["write_share"], k["throttled"]))
         for v in tg["verdicts"] or ["(no verdict: no key near its limit)"]:
             print("    verdict: " + v)
     # too slow a client offers no more than a key's second of burst plus 1,000 WCU a second
