@@ -116,6 +116,31 @@ kura_status kura_tree_open(kura_db *db, const char *name, const kura_tree_option
     return tree_open_flags(db, name, topts, 0, tree_out);
 }
 
+/* Removes the files of tree `name`, which no catalog entry names: a run that crashed after
+ * making them and before the tree's catalog entry (or the end of its drop) was durable leaves
+ * them. A new tree must start empty, never from them: vs_open would recover their CURRENT,
+ * and an index built again from scratch after a crash takes its tree's name again
+ * (crash_index_ddl_test found an entry of a deleted item that way). The removal is synced
+ * before the new tree's files are made. */
+static kura_status clear_leftovers(kura_db *db, const char *name)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/%s", db->dir, name);
+    char **names = NULL;
+    size_t n = 0;
+    if (io_list_dir(db->io, dir, &names, &n) != KURA_OK)
+        return KURA_OK; /* no directory: nothing left */
+    io_free_names(names, n);
+    tree_remove_dir_files(db->io, dir);
+    kura_status s = io_rmdir(db->io, dir);
+    if (s == KURA_OK)
+        s = io_sync_dir(db->io, db->dir);
+    if (s != KURA_OK)
+        return kura_err(s, "tree %s: the files an earlier run left cannot be removed: %s", name,
+                        kura_last_error());
+    return KURA_OK;
+}
+
 kura_status tree_open_flags(kura_db *db, const char *name, const kura_tree_options *topts,
                             uint32_t flags, kura_tree **tree_out)
 {
@@ -152,7 +177,9 @@ kura_status tree_open_flags(kura_db *db, const char *name, const kura_tree_optio
     t->nparts = parts;
     t->hash_prefixed = topts && topts->hash_prefixed_keys;
     t->flags = flags;
-    s = tree_open_parts(db, t, true);
+    s = clear_leftovers(db, name);
+    if (s == KURA_OK)
+        s = tree_open_parts(db, t, true);
     if (s == KURA_OK) {
         db->trees[db->ntrees++] = t;
         s = catalog_write(db); /* the tree exists once the catalog says so */
@@ -206,7 +233,8 @@ kura_status kura_tree_drop(kura_db *db, kura_tree *t)
     char *dir = strdup(t->dir);
     tree_close(t);
     if (dir) {
-        tree_remove_dir_files(io, dir); /* leftovers are harmless: no catalog entry names them */
+        tree_remove_dir_files(io, dir); /* leftovers: no catalog entry names them, and a tree
+                                         * made later under this name removes them first */
         io_rmdir(io, dir);
         free(dir);
     }
