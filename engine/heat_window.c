@@ -36,8 +36,9 @@ bool heat_window_add(heat_window *w, int64_t now_ms, uint64_t rd, uint64_t wr)
     return true;
 }
 
-void heat_window_sum(const heat_window *w, int64_t now_ms, uint32_t secs, uint64_t *rd_out,
-                     uint64_t *wr_out)
+/* The slots of the last `secs` seconds at now_ms, folded: summed, or their largest (`peak`). */
+static void fold(const heat_window *w, int64_t now_ms, uint32_t secs, bool peak,
+                 uint64_t *rd_out, uint64_t *wr_out)
 {
     if (secs < 1)
         secs = 1;
@@ -47,31 +48,23 @@ void heat_window_sum(const heat_window *w, int64_t now_ms, uint32_t secs, uint64
     uint64_t rd = 0, wr = 0;
     for (int i = 0; i < HEAT_WINDOW_S; i++) {
         const heat_slot *s = &w->slot[i];
-        if (s->sec <= now_s && s->sec > now_s - (int64_t)secs && s->sec >= w->since) {
-            rd += s->rd;
-            wr += s->wr;
-        }
+        if (s->sec > now_s || s->sec <= now_s - (int64_t)secs || s->sec < w->since)
+            continue;
+        rd = peak ? (s->rd > rd ? s->rd : rd) : rd + s->rd;
+        wr = peak ? (s->wr > wr ? s->wr : wr) : wr + s->wr;
     }
     *rd_out = rd;
     *wr_out = wr;
 }
 
+void heat_window_sum(const heat_window *w, int64_t now_ms, uint32_t secs, uint64_t *rd_out,
+                     uint64_t *wr_out)
+{
+    fold(w, now_ms, secs, false, rd_out, wr_out);
+}
+
 void heat_window_peak(const heat_window *w, int64_t now_ms, uint32_t secs, uint64_t *rd_out,
                       uint64_t *wr_out)
 {
-    if (secs < 1)
-        secs = 1;
-    if (secs > HEAT_WINDOW_S)
-        secs = HEAT_WINDOW_S;
-    int64_t now_s = now_ms / 1000;
-    uint64_t rd = 0, wr = 0;
-    for (int i = 0; i < HEAT_WINDOW_S; i++) {
-        const heat_slot *s = &w->slot[i];
-        if (s->sec <= now_s && s->sec > now_s - (int64_t)secs && s->sec >= w->since) {
-            rd = s->rd > rd ? s->rd : rd;
-            wr = s->wr > wr ? s->wr : wr;
-        }
-    }
-    *rd_out = rd;
-    *wr_out = wr;
+    fold(w, now_ms, secs, true, rd_out, wr_out);
 }

@@ -150,7 +150,7 @@ static kura_status list_push_copy(kura_value **l, const kura_value *v)
 /* Throttled requests of a batch (kura_options.throttle): DynamoDB leaves them unprocessed,
  * and refuses the whole call with the throttle's error only when none was processed. */
 typedef struct batch_throttle {
-    size_t done, refused;
+    size_t admitted, refused;
     kura_status first;   /* the first refusal's status */
     char msg[512];       /* and its message */
 } batch_throttle;
@@ -160,7 +160,7 @@ static bool batch_throttled(batch_throttle *b, kura_status *s)
 {
     if (*s != KURA_E_THROUGHPUT_EXCEEDED && *s != KURA_E_THROTTLED) {
         if (*s == KURA_OK)
-            b->done++;
+            b->admitted++;
         return false;
     }
     if (!b->refused++) {
@@ -174,7 +174,7 @@ static bool batch_throttled(batch_throttle *b, kura_status *s)
 /* The call's status once every request was tried: the throttle's when all were refused. */
 static kura_status batch_throttle_end(const batch_throttle *b, kura_status s)
 {
-    if (s == KURA_OK && b->refused && !b->done)
+    if (s == KURA_OK && b->refused && !b->admitted)
         return kura_err(b->first, "%s", b->msg);
     return s;
 }
@@ -347,20 +347,22 @@ static kura_status batch_write_key(const kura_table *t, const kura_write_request
 /* Applies request i and adds its capacity to *units, and its indexes' to *ix (present); *icm
  * (NULL: not asked for) gets its item collection's metrics. */
 static kura_status batch_write_one(kura_table *t, const kura_write_request *w, const kbuf *key,
-                                   bool charge, kura_return_capacity mode, double *units,
-                                   kura_consumed_capacity *ix, kura_item_collection_metrics *icm,
-                                   uint64_t *old_bytes_out)
+                                   bool charge, kura_return_capacity mode, size_t new_bytes,
+                                   double *units, kura_consumed_capacity *ix,
+                                   kura_item_collection_metrics *icm, size_t *write_bytes_out)
 {
     kura_value old = {0};
     bool found = false;
     kura_status s = item_write_locked(t, key->data, key->len, NULL, charge,
                                       w->is_delete ? NULL : w->item, &old, &found, icm);
-    if (s == KURA_OK && found && old.type == KURA_M)
-        *old_bytes_out = val_item_size(&old);
+    /* the larger of the two items, when the old one was read (engine/item.c single writes) */
+    size_t old_bytes = s == KURA_OK && found && old.type == KURA_M &&
+                               (charge || tcap_accounting(t->cap))
+                           ? val_item_size(&old)
+                           : 0;
+    *write_bytes_out = old_bytes > new_bytes ? old_bytes : new_bytes;
     if (s == KURA_OK && charge) {
-        size_t old_bytes = found ? val_item_size(&old) : 0;
-        size_t new_bytes = w->is_delete ? 0 : val_item_size(w->item);
-        *units += capacity_write_units(old_bytes > new_bytes ? old_bytes : new_bytes);
+        *units += capacity_write_units(*write_bytes_out);
         s = table_index_charge(t, found ? &old : NULL, w->is_delete ? NULL : w->item, mode, ix);
     }
     val_clear(&old);
@@ -470,21 +472,20 @@ kura_status kura_batch_write_item(kura_db *db, const kura_batch_write_req *req,
         op.skey = keys[i].data;
         op.klen = keys[i].len;
         op.item = w->is_delete ? NULL : w->item;
-        size_t new_bytes = w->is_delete ? 0 : val_item_size(w->item);
+        size_t new_bytes = !w->is_delete && (charge || tcap_accounting(tables[i]->cap))
+                               ? val_item_size(w->item)
+                               : 0;
         op.est_half = tcap_write_half(new_bytes, false);
         s = tcap_admit(&op);
         if (batch_throttled(&bth, &s)) {
             res.unprocessed[res.unprocessed_count++] = i;
             continue;
         }
-        bth.done--; /* counted again below, once written */
-        uint64_t old_bytes = 0;
+        size_t bytes = 0;
         s = batch_write_one(tables[i], w, &keys[i], charge, req->return_consumed_capacity,
-                            &units[first], &ix[first], metrics ? &icm[i] : NULL, &old_bytes);
-        tcap_done(&op, tcap_write_half(old_bytes > new_bytes ? old_bytes : new_bytes, false),
-                  s == KURA_OK);
-        if (s == KURA_OK)
-            bth.done++;
+                            new_bytes, &units[first], &ix[first], metrics ? &icm[i] : NULL,
+                            &bytes);
+        tcap_done(&op, tcap_write_half(bytes, false), s == KURA_OK);
     }
     s = batch_throttle_end(&bth, s);
     if (s == KURA_OK && !res.unprocessed_count) {

@@ -23,7 +23,8 @@ tcap *tcap_new(void)
     tcap *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     kmutex_init(&c->mu);
-    for (int i = 0; i < TCAP_TARGETS; i++) atomic_init(&c->tg[i], NULL);
+    for (int i = 0; i < TCAP_TARGETS; i++)
+        atomic_init(&c->tg[i], NULL);
     return c;
 }
 
@@ -61,12 +62,22 @@ bool tcap_accounting(const tcap *c)
     return c && !c->off;
 }
 
-int64_t tcap_now(const tcap *c)
+static int64_t clock_ms(int64_t (*clock)(void *arg), void *arg)
 {
-    if (c->clock) return c->clock(c->clock_arg);
+    if (clock) return clock(arg);
     struct timespec ts; /* the coarse clock (a few ms): every window here is a second */
     clock_gettime(CLOCK_REALTIME_COARSE, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t tcap_now(const tcap *c)
+{
+    return clock_ms(c->clock, c->clock_arg);
+}
+
+int64_t tcap_clock_now(const kura_options *o)
+{
+    return clock_ms(o->capacity_clock, o->capacity_clock_arg);
 }
 
 /* ---- Settings ------------------------------------------------------------------------------ */

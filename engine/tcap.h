@@ -59,8 +59,10 @@ void tcap_bind(tcap *c, const kura_options *o);
 bool tcap_throttling(const tcap *c);
 /* Whether the accounting is on (kura_options.capacity_accounting_off turns it off). */
 bool tcap_accounting(const tcap *c);
-/* Milliseconds by the bound clock (CLOCK_REALTIME without one). */
+/* Milliseconds by the bound clock (CLOCK_REALTIME without one); tcap_clock_now by the clock
+ * of options `o` (the same clock, for a caller without a table). */
 int64_t tcap_now(const tcap *c);
+int64_t tcap_clock_now(const kura_options *o);
 
 /* The table's settings the throttle follows (billing mode, throughput, OnDemandThroughput,
  * its GSIs), copied from `t`; db->tables_mu held. Called at open and after every change. */

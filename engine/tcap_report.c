@@ -423,7 +423,7 @@ static void gen_collections(rep_ctx *x, const rep_table *r, const rep_target *o)
     yajl_gen_array_close(g);
 }
 
-static void gen_target(rep_ctx *x, const rep_table *r, const rep_target *o, bool throttle)
+static void gen_target(rep_ctx *x, const rep_table *r, const rep_target *o)
 {
     yajl_gen g = x->g;
     tcap *c = r->t->cap;
@@ -434,7 +434,6 @@ static void gen_target(rep_ctx *x, const rep_table *r, const rep_target *o, bool
                                        : "LSI",
              o->id ? o->name : r->name);
     memset(&x->v, 0, sizeof x->v);
-    (void)throttle;
     yajl_gen_map_open(g);
     G_STR(g, "table");
     G_STR(g, r->name);
@@ -544,16 +543,7 @@ kura_status kura_heat_report(kura_db *db, const char *table, uint32_t window_s, 
                  .coll_limit = db->opts.item_collection_limit_bytes
                                    ? db->opts.item_collection_limit_bytes
                                    : 10737418240ull};
-    tcap *c0 = n ? r[0].t->cap : NULL;
-    x.now = c0 ? tcap_now(c0) : 0;
-    if (!c0) { /* no table: the clock of the options */
-        tcap *tmp = tcap_new();
-        if (tmp) {
-            tcap_bind(tmp, &db->opts);
-            x.now = tcap_now(tmp);
-            tcap_free(tmp);
-        }
-    }
+    x.now = tcap_clock_now(&db->opts);
     yajl_gen_map_open(g);
     gen_int(g, "generated_at_ms", (long long)x.now);
     gen_int(g, "window_seconds", win);
@@ -568,7 +558,7 @@ kura_status kura_heat_report(kura_db *db, const char *table, uint32_t window_s, 
     yajl_gen_array_open(g);
     for (size_t i = 0; i < n; i++)
         for (uint32_t j = 0; j < r[i].n; j++)
-            gen_target(&x, &r[i], &r[i].tg[j], db->opts.throttle);
+            gen_target(&x, &r[i], &r[i].tg[j]);
     yajl_gen_array_close(g);
     yajl_gen_map_close(g);
     const unsigned char *buf;

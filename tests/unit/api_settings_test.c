@@ -12,57 +12,11 @@
 #include <string.h>
 
 #include "api/api_int.h"
-#include "testutil.h"
+#define API_JSON_DIR "api_settings"
+#include "api_json_util.h"
 
-static kura_db *db;
-static char *dir;
-
-#define T "com.amazonaws.dynamodb.v20120810#"
 #define ARN "arn:aws:dynamodb:us-east-1:000000000000:table/"
 #define INVALID "One or more parameter values were invalid: "
-
-static int setup(void **state)
-{
-    (void)state;
-    dir = test_mkdtemp("api_settings");
-    return kura_open(dir, NULL, &db) == KURA_OK ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    kura_status s = kura_close(db);
-    test_rmrf(dir);
-    return s == KURA_OK ? 0 : -1;
-}
-
-static json_t *ok(const char *op, const char *body)
-{
-    char *out = NULL;
-    size_t len = 0;
-    kura_status s = kura_execute(db, op, body, strlen(body), &out, &len);
-    if (s != KURA_OK) fail_msg("%s %s\n  returned %s: %s", op, body, kura_status_str(s), out);
-    json_t *j = json_loads(out, 0, NULL);
-    if (!j) fail_msg("%s: not JSON: %s", op, out);
-    kura_free(out);
-    return j;
-}
-
-static void err(const char *op, const char *body, const char *type, const char *msg)
-{
-    char *out = NULL;
-    size_t len = 0;
-    kura_execute(db, op, body, strlen(body), &out, &len);
-    json_t *j = json_loads(out, 0, NULL);
-    char full[128];
-    snprintf(full, sizeof full, T "%s", type);
-    const char *got_type = j ? json_string_value(json_object_get(j, "__type")) : NULL;
-    const char *got_msg = j ? json_string_value(json_object_get(j, "message")) : NULL;
-    if (!got_type || strcmp(got_type, full) != 0 || !got_msg || strcmp(got_msg, msg) != 0)
-        fail_msg("%s %s\n  got      %s\n  expected %s: %s", op, body, out, full, msg);
-    json_decref(j);
-    kura_free(out);
-}
 
 /* A table `name` keyed by pk; TABLE_G also defines g, the key of GSI() */
 #define TABLE_DEFS(name, defs)                                                                 \
